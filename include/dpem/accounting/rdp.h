@@ -1,0 +1,69 @@
+// Renyi differential privacy (Mironov 2017) and the moments accountant of
+// park2017 (Abadi et al. 2016), for the Laplace and Gaussian mechanisms.
+//
+// A mechanism is (alpha, tau)-RDP if the Renyi divergence of order alpha
+// between its outputs on neighbours is at most tau. RDP composes by adding
+// tau at each order. The moments accountant is RDP at integer orders in
+// another parametrisation: its lambda-th log moment is lambda * tau(lambda+1).
+//
+// Functions here are pure and thread-safe.
+#ifndef DPEM_ACCOUNTING_RDP_H_
+#define DPEM_ACCOUNTING_RDP_H_
+
+#include <span>
+#include <vector>
+
+#include "dpem/status.h"
+
+namespace dpem {
+
+// The default grid of Renyi orders: from 1 + 1e-4 up to 10^4 (well past the
+// 1024 the conversions need), dense enough that the minimising order of
+// any smooth RDP curve is within a fraction of a percent of a grid point.
+// Sorted ascending; every order > 1.
+const std::vector<double>& DefaultRdpOrders();
+
+// RDP of the Gaussian mechanism at order alpha > 1: alpha / (2 z^2), where z
+// is the noise multiplier sigma / Delta_2 (Mironov 2017, Prop. 7).
+double GaussianRdp(double noise_multiplier, double alpha);
+
+// RDP of the Laplace mechanism with scale b = z * Delta_1 at order alpha > 1
+// (Mironov 2017, Prop. 6), with eps0 = 1/z:
+//   1/(alpha-1) log( alpha/(2 alpha-1) e^{(alpha-1) eps0}
+//                    + (alpha-1)/(2 alpha-1) e^{-alpha eps0} ),
+// computed in log space so that large alpha * eps0 does not overflow.
+double LaplaceRdp(double noise_multiplier, double alpha);
+
+// The improved conversion from RDP to (epsilon, delta)-DP (Canonne, Kamath
+// and Steinke 2020, Prop. 12; equal to Balle et al. 2020, Thm. 21): for each
+// order alpha with RDP tau,
+//   epsilon(alpha) = tau + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1),
+// and the result is the minimum over the orders, clamped at 0 and rounded up.
+// Requires orders.size() == rdp.size() > 0, every order > 1, 0 < delta < 1.
+StatusOr<double> RdpToEpsilon(std::span<const double> orders,
+                              std::span<const double> rdp, double delta);
+
+// The moments accountant's orders: lambda = 1, ..., kMomentsMaxLambda, as
+// park2017 searches them (integers only, following Abadi et al. 2016).
+inline constexpr int kMomentsMaxLambda = 100;
+
+// park2017 Sec. 5: the lambda-th log moment of the Gaussian mechanism's
+// privacy loss, (lambda^2 + lambda) / (2 z^2).
+double GaussianLogMoment(double noise_multiplier, int lambda);
+
+// park2017 eq. (19) and supplement Sec. 2.1: the lambda-th log moment of the
+// Laplace mechanism's privacy loss with eps = 1/z:
+//   log[ (lambda+1)/(2 lambda+1) e^{lambda eps}
+//        + lambda/(2 lambda+1) e^{-(lambda+1) eps} ].
+double LaplaceLogMoment(double noise_multiplier, int lambda);
+
+// park2017 eq. (3) solved for epsilon: epsilon = min over lambda of
+// (alpha(lambda) + log(1/delta)) / lambda, where log_moments[i] is the
+// composed log moment at lambda = i + 1. Rounded up.
+// Requires log_moments non-empty, 0 < delta < 1.
+StatusOr<double> LogMomentsToEpsilon(std::span<const double> log_moments,
+                                     double delta);
+
+}  // namespace dpem
+
+#endif  // DPEM_ACCOUNTING_RDP_H_

@@ -1,0 +1,1 @@
+#include "dpem/accounting/analytic_gaussian.h"

@@ -1,0 +1,1 @@
+#include "dpem/accounting/composition.h"

@@ -1,0 +1,1 @@
+#include "dpem/random/samplers.h"
