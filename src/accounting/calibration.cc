@@ -1,1 +1,175 @@
 #include "dpem/accounting/calibration.h"
+
+#include <cmath>
+#include <string>
+
+#include "dpem/accounting/analytic_gaussian.h"
+#include "internal/numeric.h"
+
+namespace dpem {
+namespace {
+
+ReleasePattern MakePattern(std::string name, MechanismKind weights_and_means,
+                           int components) {
+  ReleasePattern p;
+  p.name = std::move(name);
+  p.releases = {
+      {weights_and_means, 1, 1.0, "weights"},
+      {weights_and_means, components, 1.0, "means"},
+      {MechanismKind::kGaussian, components, 1.0, "covariances"},
+  };
+  return p;
+}
+
+Status ValidateComponents(int components) {
+  if (components < 1) return InvalidArgumentError("components K must be >= 1");
+  return OkStatus();
+}
+
+Status ValidatePattern(const ReleasePattern& pattern) {
+  if (pattern.releases.empty()) {
+    return InvalidArgumentError("release pattern '" + pattern.name + "' is empty");
+  }
+  for (const ReleaseSpec& spec : pattern.releases) {
+    if (spec.count_per_iteration < 1) {
+      return InvalidArgumentError("release '" + spec.label +
+                                  "': count per iteration must be >= 1");
+    }
+    if (!(std::isfinite(spec.noise_weight) && spec.noise_weight > 0.0)) {
+      return InvalidArgumentError("release '" + spec.label +
+                                  "': noise weight must be finite and > 0");
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<ReleasePattern> GggPattern(int components) {
+  DPEM_RETURN_IF_ERROR(ValidateComponents(components));
+  return MakePattern("GGG", MechanismKind::kGaussian, components);
+}
+
+StatusOr<ReleasePattern> LlgPattern(int components) {
+  DPEM_RETURN_IF_ERROR(ValidateComponents(components));
+  return MakePattern("LLG", MechanismKind::kLaplace, components);
+}
+
+StatusOr<ReleasePattern> ScenarioPattern(std::string_view name, int components) {
+  if (name == "GGG") return GggPattern(components);
+  if (name == "LLG") return LlgPattern(components);
+  return InvalidArgumentError("unknown scenario '" + std::string(name) +
+                              "' (accepted: GGG, LLG)");
+}
+
+Status CalibrationOptions::Validate() const {
+  if (!(std::isfinite(epsilon) && epsilon > 0.0)) {
+    return InvalidArgumentError("epsilon must be finite and > 0");
+  }
+  if (!(delta > 0.0 && delta < 1.0)) return InvalidArgumentError("delta must be in (0, 1)");
+  if (iterations < 1) return InvalidArgumentError("iterations J must be >= 1");
+  if (!(per_release_delta > 0.0 && per_release_delta < 1.0)) {
+    return InvalidArgumentError("per-release delta must be in (0, 1)");
+  }
+  if (!(relative_tolerance > 0.0 && relative_tolerance <= 0.1)) {
+    return InvalidArgumentError("relative tolerance must be in (0, 0.1]");
+  }
+  return ValidatePattern(pattern);
+}
+
+StatusOr<std::vector<double>> PatternNoiseMultipliers(const ReleasePattern& pattern,
+                                                      double per_release_epsilon,
+                                                      double per_release_delta) {
+  DPEM_RETURN_IF_ERROR(ValidatePattern(pattern));
+  DPEM_ASSIGN_OR_RETURN(const double gaussian,
+                        ClassicGaussianNoiseMultiplier(per_release_epsilon, per_release_delta));
+  std::vector<double> multipliers;
+  for (const ReleaseSpec& spec : pattern.releases) {
+    const double base = spec.mechanism == MechanismKind::kGaussian
+                            ? gaussian
+                            : 1.0 / per_release_epsilon;
+    multipliers.push_back(spec.noise_weight * base);
+  }
+  return multipliers;
+}
+
+StatusOr<PrivacyLedger> PatternLedger(const ReleasePattern& pattern, int iterations,
+                                      const std::vector<double>& noise_multipliers) {
+  DPEM_RETURN_IF_ERROR(ValidatePattern(pattern));
+  if (noise_multipliers.size() != pattern.releases.size()) {
+    return InvalidArgumentError("one noise multiplier per release kind is required");
+  }
+  PrivacyLedger ledger;
+  for (int j = 1; j <= iterations; ++j) {
+    for (std::size_t r = 0; r < pattern.releases.size(); ++r) {
+      const ReleaseSpec& spec = pattern.releases[r];
+      Release release{spec.mechanism, 1.0, noise_multipliers[r],
+                      "iteration " + std::to_string(j) + " / " + spec.label};
+      DPEM_RETURN_IF_ERROR(ledger.RecordRepeated(
+          release, static_cast<std::size_t>(spec.count_per_iteration)));
+    }
+  }
+  return ledger;
+}
+
+namespace {
+
+// The ledger and certified epsilon at one per-release budget.
+struct Accounted {
+  std::vector<double> multipliers;
+  PrivacyLedger ledger;
+  double epsilon = 0.0;
+};
+
+StatusOr<Accounted> AccountAt(const CalibrationOptions& o, double per_release_epsilon) {
+  Accounted a;
+  DPEM_ASSIGN_OR_RETURN(a.multipliers, PatternNoiseMultipliers(
+                                           o.pattern, per_release_epsilon,
+                                           o.per_release_delta));
+  DPEM_ASSIGN_OR_RETURN(a.ledger, PatternLedger(o.pattern, o.iterations, a.multipliers));
+  DPEM_ASSIGN_OR_RETURN(a.epsilon, ComputeEpsilon(a.ledger, o.delta, o.accountant));
+  return a;
+}
+
+}  // namespace
+
+StatusOr<CalibrationResult> Calibrate(const CalibrationOptions& options) {
+  DPEM_RETURN_IF_ERROR(options.Validate());
+  // exceeds(x): the budget x is not admissible. An accountant error counts as
+  // not admissible (conservative) and is reported if nothing is admissible.
+  Status last_error;
+  auto exceeds = [&](double x) {
+    StatusOr<Accounted> a = AccountAt(options, x);
+    if (!a.ok()) {
+      last_error = a.status();
+      return true;
+    }
+    return a->epsilon > options.epsilon;
+  };
+  // Bracket: [lo, hi] with lo admissible and hi not, by halving / doubling
+  // from the target itself (monotone: more budget, less noise, more epsilon).
+  StatusOr<double> lo_inv = internal::ExpandUntil(
+      [&](double inv) { return !exceeds(options.epsilon / inv); }, 1.0);
+  if (!lo_inv.ok()) {
+    return last_error.ok() ? OutOfRangeError("no per-release budget meets the target")
+                           : last_error;
+  }
+  const double lo = options.epsilon / *lo_inv;
+  DPEM_ASSIGN_OR_RETURN(const double hi, internal::ExpandUntil(exceeds, 2.0 * lo));
+  DPEM_ASSIGN_OR_RETURN(const internal::Bracket bracket,
+                        internal::BisectThreshold(exceeds, lo, hi,
+                                                  options.relative_tolerance));
+  DPEM_ASSIGN_OR_RETURN(Accounted best, AccountAt(options, bracket.lo));
+  if (best.epsilon > options.epsilon) {
+    return InternalError("calibration re-accounted above the target");
+  }
+  CalibrationResult result;
+  result.per_release_epsilon = bracket.lo;
+  result.noise_multipliers = std::move(best.multipliers);
+  result.ledger = std::move(best.ledger);
+  result.epsilon = best.epsilon;
+  result.delta = options.delta;
+  return result;
+}
+
+}  // namespace dpem

@@ -1,1 +1,68 @@
 #include "dpem/accounting/ledger.h"
+
+#include <cmath>
+#include <string>
+
+namespace dpem {
+
+std::string_view MechanismName(MechanismKind kind) {
+  switch (kind) {
+    case MechanismKind::kLaplace: return "laplace";
+    case MechanismKind::kGaussian: return "gaussian";
+  }
+  return "unknown";
+}
+
+StatusOr<MechanismKind> ParseMechanismKind(std::string_view name) {
+  if (name == "laplace") return MechanismKind::kLaplace;
+  if (name == "gaussian") return MechanismKind::kGaussian;
+  return InvalidArgumentError("unknown mechanism '" + std::string(name) +
+                              "' (accepted: laplace, gaussian)");
+}
+
+std::string_view Release::SensitivityNorm() const {
+  return mechanism == MechanismKind::kLaplace ? "L1" : "L2";
+}
+
+Status ValidateRelease(const Release& release) {
+  if (!(std::isfinite(release.sensitivity) && release.sensitivity > 0.0)) {
+    return InvalidArgumentError("release '" + release.label +
+                                "': sensitivity must be finite and > 0");
+  }
+  if (!(std::isfinite(release.noise_scale) && release.noise_scale > 0.0)) {
+    return InvalidArgumentError("release '" + release.label +
+                                "': noise scale must be finite and > 0");
+  }
+  return OkStatus();
+}
+
+Status PrivacyLedger::Record(Release release) {
+  DPEM_RETURN_IF_ERROR(ValidateRelease(release));
+  releases_.push_back(std::move(release));
+  return OkStatus();
+}
+
+Status PrivacyLedger::RecordRepeated(const Release& release, std::size_t count) {
+  DPEM_RETURN_IF_ERROR(ValidateRelease(release));
+  releases_.insert(releases_.end(), count, release);
+  return OkStatus();
+}
+
+std::vector<ReleaseGroup> PrivacyLedger::Groups() const {
+  std::vector<ReleaseGroup> groups;
+  for (const Release& r : releases_) {
+    const double z = r.NoiseMultiplier();
+    bool found = false;
+    for (ReleaseGroup& g : groups) {
+      if (g.mechanism == r.mechanism && g.noise_multiplier == z) {
+        ++g.count;
+        found = true;
+        break;
+      }
+    }
+    if (!found) groups.push_back({r.mechanism, z, 1});
+  }
+  return groups;
+}
+
+}  // namespace dpem

@@ -1,0 +1,116 @@
+// Calibration: from a target (epsilon, delta) for a whole iterative fit to
+// the noise of each release.
+//
+// An EM fit releases the same pattern of noisy statistics in each of its J
+// iterations (park2017 Sec. 5: in scenario GGG the mixing weights, K means and
+// K covariances all by Gaussian mechanisms; in LLG the weights and means by
+// Laplace and the covariances by Gaussian). Following park2017, the noise is
+// parametrised by one per-release budget epsilon_i: a Laplace release gets
+// scale b = Delta_1 / epsilon_i and a Gaussian one sigma = c Delta_2 /
+// epsilon_i with c = sqrt(2 ln(1.25 / delta_i)), the classical calibration at
+// a fixed per-release delta_i (park2017 Sec. 5; Dwork-Roth Thm. 3.22). Each
+// release kind may scale its noise by a relative weight. Calibration finds the
+// largest epsilon_i whose J-fold pattern the chosen accountant certifies within
+// the target, by monotone bracketing and bisection, and re-accounts the result:
+// the reported epsilon is what the accountant computed for the returned noise,
+// and never exceeds the target.
+//
+// The noise actually added is what matters for privacy; epsilon_i and delta_i
+// are only a parametrisation, and the accountant (not the classical formula,
+// which is valid only for epsilon_i < 1) certifies the total.
+//
+// Thread safety: pure functions of their arguments.
+#ifndef DPEM_ACCOUNTING_CALIBRATION_H_
+#define DPEM_ACCOUNTING_CALIBRATION_H_
+
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dpem/accounting/accountant.h"
+#include "dpem/accounting/ledger.h"
+#include "dpem/status.h"
+
+namespace dpem {
+
+// One kind of release in an iteration: `count_per_iteration` releases by
+// `mechanism`, each with noise multiplier noise_weight * (base multiplier of
+// the mechanism at epsilon_i).
+struct ReleaseSpec {
+  MechanismKind mechanism = MechanismKind::kGaussian;
+  int count_per_iteration = 1;
+  double noise_weight = 1.0;
+  std::string label;  // e.g. "weights", "means", "covariances".
+};
+
+// The releases of one iteration.
+struct ReleasePattern {
+  std::string name;  // "GGG", "LLG" or a caller's name.
+  std::vector<ReleaseSpec> releases;
+};
+
+// park2017 scenario GGG for K components: weights (1), means (K) and
+// covariances (K) by Gaussian mechanisms. Requires components >= 1.
+StatusOr<ReleasePattern> GggPattern(int components);
+// park2017 scenario LLG: weights (1) and means (K) by Laplace, covariances (K)
+// by Gaussian. Requires components >= 1.
+StatusOr<ReleasePattern> LlgPattern(int components);
+// "GGG" or "LLG" (case-sensitive) for K components; InvalidArgument otherwise.
+StatusOr<ReleasePattern> ScenarioPattern(std::string_view name, int components);
+
+// The per-release delta of park2017's Fig. 2 experiments, used by default to
+// express Gaussian noise as a per-release budget (see above).
+inline constexpr double kDefaultPerReleaseDelta = 1e-6;
+
+struct CalibrationOptions {
+  // Target total privacy. No defaults: Validate() refuses NaN.
+  double epsilon = std::numeric_limits<double>::quiet_NaN();  // > 0, finite.
+  double delta = std::numeric_limits<double>::quiet_NaN();    // In (0, 1).
+  // Number of EM iterations J (>= 1). No default.
+  int iterations = 0;
+  // The releases of one iteration (non-empty, counts >= 1, weights > 0).
+  ReleasePattern pattern;
+  AccountantKind accountant = kDefaultAccountant;
+  // delta_i in the parametrisation of Gaussian noise; in (0, 1).
+  double per_release_delta = kDefaultPerReleaseDelta;
+  // Bisection stops when the returned epsilon_i is within this relative
+  // distance of the largest admissible one; the re-accounted epsilon is then
+  // within about this much of the target. In (0, 0.1].
+  double relative_tolerance = 1e-4;
+
+  // OK, or InvalidArgument naming the first invalid field.
+  Status Validate() const;
+};
+
+struct CalibrationResult {
+  // The per-release budget epsilon_i.
+  double per_release_epsilon = 0.0;
+  // Noise multiplier (noise scale / sensitivity) of each ReleaseSpec, in the
+  // order of pattern.releases.
+  std::vector<double> noise_multipliers;
+  // The J iterations' releases with unit sensitivity, as accounted.
+  PrivacyLedger ledger;
+  // What the accountant certifies for `ledger`: epsilon <= target epsilon at
+  // the target delta.
+  double epsilon = 0.0;
+  double delta = 0.0;
+};
+
+// The noise multipliers of `pattern` at per-release budget epsilon_i
+// (see the file comment). Requires epsilon_i > 0 and 0 < per_release_delta < 1.
+StatusOr<std::vector<double>> PatternNoiseMultipliers(const ReleasePattern& pattern,
+                                                      double per_release_epsilon,
+                                                      double per_release_delta);
+
+// The ledger of `iterations` repetitions of `pattern` with the given noise
+// multipliers and unit sensitivity, labelled "iteration j / <label>".
+StatusOr<PrivacyLedger> PatternLedger(const ReleasePattern& pattern, int iterations,
+                                      const std::vector<double>& noise_multipliers);
+
+// Finds the largest per-release budget that meets the target; see above.
+StatusOr<CalibrationResult> Calibrate(const CalibrationOptions& options);
+
+}  // namespace dpem
+
+#endif  // DPEM_ACCOUNTING_CALIBRATION_H_
