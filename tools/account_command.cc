@@ -1,1 +1,89 @@
+// dpem account: the (epsilon, delta) that an accountant certifies for J
+// releases of one mechanism with a given noise multiplier.
+#include <iostream>
+#include <memory>
+#include <string>
 
+#include "commands.h"
+#include "dpem/accounting/accountant.h"
+#include "dpem/accounting/ledger.h"
+
+namespace dpem::cli {
+namespace {
+
+// Largest --compositions accepted (the ledger holds one entry per release).
+constexpr long long kMaxCompositions = 1000000;
+
+struct AccountFlags {
+  std::string mechanism;
+  double noise_multiplier = 0.0;
+  long long compositions = 0;
+  double delta = 0.0;
+  std::string accountant{AccountantName(kDefaultAccountant)};
+  bool json = false;
+};
+
+Status RunAccount(const AccountFlags& f) {
+  StatusOr<MechanismKind> mechanism = ParseMechanismKind(f.mechanism);
+  if (!mechanism.ok()) {
+    return InvalidArgumentError("--mechanism: unknown mechanism '" + f.mechanism +
+                                "' (accepted: gaussian, laplace)");
+  }
+  DPEM_RETURN_IF_ERROR(RequirePositiveFinite("--noise-multiplier", f.noise_multiplier));
+  DPEM_RETURN_IF_ERROR(RequireAtLeast("--compositions", f.compositions, 1));
+  if (f.compositions > kMaxCompositions) {
+    return InvalidArgumentError("--compositions: must be <= " +
+                                std::to_string(kMaxCompositions));
+  }
+  DPEM_RETURN_IF_ERROR(RequireOpenUnitInterval("--delta", f.delta));
+  DPEM_ASSIGN_OR_RETURN(const AccountantKind kind,
+                        ParseAccountantFlag("--accountant", f.accountant));
+  PrivacyLedger ledger;
+  DPEM_RETURN_IF_ERROR(ledger.RecordRepeated(
+      Release{*mechanism, 1.0, f.noise_multiplier, "release"},
+      static_cast<std::size_t>(f.compositions)));
+  DPEM_ASSIGN_OR_RETURN(const double epsilon, ComputeEpsilon(ledger, f.delta, kind));
+  if (f.json) {
+    PrintJson({{"epsilon", epsilon},
+               {"delta", f.delta},
+               {"accountant", AccountantName(kind)},
+               {"mechanism", MechanismName(*mechanism)},
+               {"noise_multiplier", f.noise_multiplier},
+               {"compositions", f.compositions},
+               {"neighbour_relation", kNeighbourRelation}});
+  } else {
+    std::cout << "epsilon = " << FormatNumber(epsilon) << " at delta = "
+              << FormatNumber(f.delta) << " (" << AccountantName(kind) << " accountant; "
+              << f.compositions << " " << MechanismName(*mechanism)
+              << " releases with noise multiplier " << FormatNumber(f.noise_multiplier)
+              << "; " << kNeighbourRelation << " neighbours)\n";
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Command AddAccountCommand(CLI::App& root) {
+  auto flags = std::make_shared<AccountFlags>();
+  CLI::App* app = root.add_subcommand(
+      "account",
+      "Print the epsilon an accountant certifies for J releases of one mechanism.");
+  app->add_option("--mechanism", flags->mechanism,
+                  "Noise mechanism: gaussian (L2 sensitivity) or laplace (L1 sensitivity)")
+      ->required();
+  app->add_option("--noise-multiplier", flags->noise_multiplier,
+                  "Noise scale / sensitivity: the Gaussian's standard deviation or the "
+                  "Laplace's scale b, per unit of sensitivity (> 0)")
+      ->required();
+  app->add_option("--compositions", flags->compositions,
+                  "Number of releases J composed (1 to 1000000)")
+      ->required();
+  app->add_option("--delta", flags->delta, "Target delta of the guarantee, in (0, 1)")
+      ->required();
+  app->add_option("--accountant", flags->accountant,
+                  "Composition method: " + AccountantNameList() + " (default: rdp, the tightest)");
+  app->add_flag("--json", flags->json, "Print one JSON object instead of a sentence");
+  return {app, [flags] { return RunAccount(*flags); }};
+}
+
+}  // namespace dpem::cli

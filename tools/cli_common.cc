@@ -1,1 +1,56 @@
+#include "cli_common.h"
 
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+namespace dpem::cli {
+
+std::string FormatNumber(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  char buffer[64];
+  const std::to_chars_result r = std::to_chars(buffer, buffer + sizeof buffer, value);
+  return std::string(buffer, r.ptr);
+}
+
+Status RequirePositiveFinite(std::string_view flag, double value) {
+  if (std::isfinite(value) && value > 0.0) return OkStatus();
+  return InvalidArgumentError(std::string(flag) + ": must be a finite number > 0, got " +
+                              FormatNumber(value));
+}
+
+Status RequireOpenUnitInterval(std::string_view flag, double value) {
+  if (value > 0.0 && value < 1.0) return OkStatus();
+  return InvalidArgumentError(std::string(flag) + ": must be in the open interval (0, 1), got " +
+                              FormatNumber(value));
+}
+
+Status RequireAtLeast(std::string_view flag, long long value, long long minimum) {
+  if (value >= minimum) return OkStatus();
+  return InvalidArgumentError(std::string(flag) + ": must be an integer >= " +
+                              std::to_string(minimum) + ", got " + std::to_string(value));
+}
+
+StatusOr<AccountantKind> ParseAccountantFlag(std::string_view flag, std::string_view value) {
+  StatusOr<AccountantKind> kind = ParseAccountantKind(value);
+  if (kind.ok()) return kind;
+  return InvalidArgumentError(std::string(flag) + ": unknown accountant '" +
+                              std::string(value) + "' (accepted: " +
+                              AccountantNameList() + ")");
+}
+
+void PrintJson(const nlohmann::json& json) { std::cout << json.dump(2) << "\n"; }
+
+void PrintError(std::string_view command, std::string_view message) {
+  std::string line(message);
+  for (char& c : line) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  std::cerr << "dpem";
+  if (!command.empty()) std::cerr << " " << command;
+  std::cerr << ": " << line << std::endl;
+}
+
+}  // namespace dpem::cli

@@ -1,1 +1,54 @@
-int main() { return 0; }
+// The dpem command-line tool. Every error a user can cause ends in one line on
+// stderr naming the flag or file and exit code 2.
+#include <string>
+#include <vector>
+
+#include "cli_common.h"
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  using namespace dpem::cli;
+  CLI::App app{
+      "dpem: differentially private expectation maximization.\n"
+      "Neighbouring data sets differ by replacing one record; every guarantee\n"
+      "printed is for that relation.",
+      "dpem"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "dpem 0.1.0");
+  const std::vector<Command> commands = {AddAccountCommand(app), AddCalibrateCommand(app),
+                                         AddSampleNoiseCommand(app)};
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string accepted;
+    bool known = false;
+    for (const Command& command : commands) {
+      known = known || command.app->get_name() == argv[1];
+      accepted += (accepted.empty() ? "" : ", ") + command.app->get_name();
+    }
+    if (!known) {
+      PrintError("", std::string("unknown command '") + argv[1] + "' (accepted: " + accepted + ")");
+      return kUsageErrorExitCode;
+    }
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    PrintError("", std::string(e.what()) + " (see dpem --help)");
+    return kUsageErrorExitCode;
+  }
+  for (const Command& command : commands) {
+    if (!command.app->parsed()) continue;
+    const dpem::Status status = command.run();
+    if (!status.ok()) {
+      PrintError(command.app->get_name(), status.message());
+      return kUsageErrorExitCode;
+    }
+    return 0;
+  }
+  return 0;
+}

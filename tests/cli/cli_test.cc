@@ -1,1 +1,190 @@
+// End-to-end tests of the dpem binary: exit codes, one-line errors naming the
+// flag, and JSON outputs checked against closed forms computed here.
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs the dpem binary with `args` (already shell-quoted where needed).
+RunResult RunDpem(const std::string& args) {
+  const std::string err_path = ::testing::TempDir() + "dpem_cli_test_stderr.txt";
+  const std::string command = std::string(DPEM_CLI_PATH) + " " + args + " 2>" + err_path;
+  RunResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) result.out.append(buffer, n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.err = ReadFile(err_path);
+  return result;
+}
+
+int CountLines(const std::string& s) {
+  int lines = 0;
+  for (char c : s) lines += c == '\n';
+  return lines;
+}
+
+// A usage error: exit code 2, nothing on stdout, exactly one line on stderr
+// that contains `mentions`.
+void ExpectUsageError(const std::string& args, const std::string& mentions) {
+  const RunResult r = RunDpem(args);
+  EXPECT_EQ(r.exit_code, 2) << args;
+  EXPECT_TRUE(r.out.empty()) << args << " printed: " << r.out;
+  EXPECT_EQ(CountLines(r.err), 1) << args << " stderr: " << r.err;
+  EXPECT_NE(r.err.find(mentions), std::string::npos) << args << " stderr: " << r.err;
+}
+
+const char* kAccount = "account --mechanism gaussian --compositions 10 --delta 1e-5 ";
+const char* kCalibrate = "calibrate --iterations 10 --components 3 --delta 1e-4 ";
+
+TEST(CliTest, AccountPrintsZcdpClosedForm) {
+  const RunResult r =
+      RunDpem(std::string(kAccount) + "--noise-multiplier 4 --accountant zcdp --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const double rho = 10 / (2.0 * 16.0);  // J / (2 z^2).
+  const double expected = rho + 2 * std::sqrt(rho * std::log(1e5));
+  EXPECT_NEAR(j.at("epsilon").get<double>(), expected, 1e-9);
+  EXPECT_EQ(j.at("accountant"), "zcdp");
+  EXPECT_EQ(j.at("neighbour_relation"), "replace-one");
+}
+
+TEST(CliTest, AccountAcceptsEveryAccountantAndBothMechanisms) {
+  for (const char* mech : {"gaussian", "laplace"}) {
+    for (const char* acc : {"linear", "advanced", "kov", "mcdp", "zcdp", "zcdp-tight", "ma",
+                            "rdp"}) {
+      const RunResult r = RunDpem(std::string("account --mechanism ") + mech +
+                                  " --noise-multiplier 3 --compositions 5 --delta 1e-6"
+                                  " --json --accountant " + acc);
+      ASSERT_EQ(r.exit_code, 0) << mech << " " << acc << ": " << r.err;
+      const double eps = nlohmann::json::parse(r.out).at("epsilon").get<double>();
+      EXPECT_TRUE(std::isfinite(eps) && eps > 0) << mech << " " << acc;
+    }
+  }
+}
+
+TEST(CliTest, LaplaceLinearIsJOverZ) {
+  const RunResult r = RunDpem(
+      "account --mechanism laplace --noise-multiplier 4 --compositions 8 --delta 1e-6 "
+      "--accountant linear --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NEAR(nlohmann::json::parse(r.out).at("epsilon").get<double>(), 2.0, 1e-9);
+}
+
+TEST(CliTest, CalibrateReaccountsWithinTarget) {
+  const RunResult r = RunDpem(std::string(kCalibrate) + "--epsilon 1 --scenario GGG --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_LE(j.at("epsilon").get<double>(), 1.0);
+  EXPECT_GE(j.at("epsilon").get<double>(), 0.99);
+  EXPECT_EQ(j.at("total_releases"), 70);
+  EXPECT_EQ(j.at("accountant"), "rdp");  // The documented default.
+  ASSERT_EQ(j.at("releases").size(), 3u);
+  for (const auto& release : j.at("releases")) EXPECT_EQ(release.at("mechanism"), "gaussian");
+}
+
+TEST(CliTest, CalibrateAllComparesEveryAccountant) {
+  const RunResult r = RunDpem(std::string(kCalibrate) + "--epsilon 2 --scenario LLG "
+                              "--accountant all --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("calibrations").size(), 8u);
+  const RunResult table = RunDpem(std::string(kCalibrate) + "--epsilon 2 --accountant all");
+  ASSERT_EQ(table.exit_code, 0);
+  EXPECT_NE(table.out.find("zcdp-tight"), std::string::npos);
+}
+
+TEST(CliTest, BadNumbersNameTheFlag) {
+  ExpectUsageError(std::string(kCalibrate) + "--epsilon 0", "--epsilon");
+  ExpectUsageError(std::string(kCalibrate) + "--epsilon -1", "--epsilon");
+  ExpectUsageError(std::string(kCalibrate) + "--epsilon nan", "--epsilon");
+  ExpectUsageError(std::string(kCalibrate) + "--epsilon inf", "--epsilon");
+  ExpectUsageError(std::string(kCalibrate) + "--epsilon abc", "--epsilon");
+  ExpectUsageError("calibrate --epsilon 1 --iterations 10 --components 3 --delta 0", "--delta");
+  ExpectUsageError("calibrate --epsilon 1 --iterations 10 --components 3 --delta 1", "--delta");
+  ExpectUsageError("calibrate --epsilon 1 --iterations 10 --components 3 --delta 1.5",
+                   "--delta");
+  ExpectUsageError("calibrate --epsilon 1 --iterations 0 --components 3 --delta 1e-5",
+                   "--iterations");
+  ExpectUsageError("calibrate --epsilon 1 --iterations 10 --components 0 --delta 1e-5",
+                   "--components");
+  ExpectUsageError(std::string(kCalibrate) + "--epsilon 1 --scenario GLG", "--scenario");
+  ExpectUsageError(std::string(kAccount) + "--noise-multiplier 0", "--noise-multiplier");
+  ExpectUsageError(std::string(kAccount) + "--noise-multiplier nan", "--noise-multiplier");
+  ExpectUsageError("account --mechanism gaussian --noise-multiplier 1 --compositions 0 "
+                   "--delta 1e-5", "--compositions");
+}
+
+TEST(CliTest, UnknownNamesListWhatIsAccepted) {
+  ExpectUsageError(std::string(kAccount) + "--noise-multiplier 2 --accountant moments",
+                   "accepted: linear, advanced, kov, mcdp, zcdp, zcdp-tight, ma, rdp");
+  ExpectUsageError("account --mechanism cauchy --noise-multiplier 1 --compositions 1 "
+                   "--delta 1e-5", "--mechanism");
+  ExpectUsageError(std::string(kCalibrate) + "--epsilon 1 --accountant bogus", "--accountant");
+}
+
+TEST(CliTest, MissingFlagsAndUnknownCommandsAreUsageErrors) {
+  ExpectUsageError("calibrate --epsilon 1 --iterations 10 --components 3", "--delta");
+  ExpectUsageError("account --mechanism gaussian --compositions 3 --delta 1e-5",
+                   "--noise-multiplier");
+  ExpectUsageError("frobnicate", "frobnicate");
+  ExpectUsageError("", "subcommand");
+}
+
+TEST(CliTest, HelpExplainsEveryFlag) {
+  const RunResult r = RunDpem("calibrate --help");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* flag : {"--epsilon", "--delta", "--iterations", "--components",
+                           "--scenario", "--accountant", "--per-release-delta", "--json"}) {
+    EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
+  }
+  const RunResult account = RunDpem("account --help");
+  for (const char* flag : {"--mechanism", "--noise-multiplier", "--compositions", "--delta",
+                           "--accountant", "--json"}) {
+    EXPECT_NE(account.out.find(flag), std::string::npos) << flag;
+  }
+}
+
+TEST(CliTest, SeededNoiseIsReproducibleAndSaysSo) {
+  const std::string args = "sample-noise --distribution laplace --scale 2 -n 5 --seed 42 --json";
+  const RunResult a = RunDpem(args), b = RunDpem(args);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const nlohmann::json ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+  EXPECT_EQ(ja.at("samples"), jb.at("samples"));
+  EXPECT_EQ(ja.at("seed"), 42);
+  EXPECT_TRUE(ja.at("seeded").get<bool>());
+  EXPECT_NE(ja.at("warning").get<std::string>().find("not for production"), std::string::npos);
+  const RunResult os1 = RunDpem("sample-noise --distribution gaussian --scale 1 -n 3 --json");
+  const RunResult os2 = RunDpem("sample-noise --distribution gaussian --scale 1 -n 3 --json");
+  const nlohmann::json j1 = nlohmann::json::parse(os1.out), j2 = nlohmann::json::parse(os2.out);
+  EXPECT_FALSE(j1.at("seeded").get<bool>());
+  EXPECT_FALSE(j1.contains("seed"));
+  EXPECT_NE(j1.at("samples"), j2.at("samples"));  // OS-keyed streams differ.
+}
+
+}  // namespace

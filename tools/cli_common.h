@@ -1,0 +1,46 @@
+// Shared plumbing of the dpem command-line tool: how subcommands register,
+// how flags are validated, and how a Status becomes one line and exit code 2.
+#ifndef DPEM_TOOLS_CLI_COMMON_H_
+#define DPEM_TOOLS_CLI_COMMON_H_
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "dpem/accounting/accountant.h"
+#include "dpem/status.h"
+
+namespace dpem::cli {
+
+// Exit code for every error the user can fix: bad flags, bad input files.
+inline constexpr int kUsageErrorExitCode = 2;
+
+// A registered subcommand: its CLI11 node and the action run when it was
+// selected. The action returns a Status; the caller reports errors.
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<Status()> run;
+};
+
+// Flag checks: each returns InvalidArgument "--flag: must be ..., got X".
+Status RequirePositiveFinite(std::string_view flag, double value);
+Status RequireOpenUnitInterval(std::string_view flag, double value);
+Status RequireAtLeast(std::string_view flag, long long value, long long minimum);
+StatusOr<AccountantKind> ParseAccountantFlag(std::string_view flag,
+                                             std::string_view value);
+
+// Formats a double for messages: shortest round-trip text, "nan", "inf".
+std::string FormatNumber(double value);
+
+// Writes `json` to stdout, indented, with a trailing newline.
+void PrintJson(const nlohmann::json& json);
+
+// One line on stderr: "dpem <command>: <message>" (newlines folded).
+void PrintError(std::string_view command, std::string_view message);
+
+}  // namespace dpem::cli
+
+#endif  // DPEM_TOOLS_CLI_COMMON_H_
