@@ -1,1 +1,104 @@
+// ChaCha20 (libsodium) behind dpem::Generator. See generator.h.
 #include "dpem/random/generator.h"
+
+#include <sodium.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+#include <vector>
+
+namespace dpem {
+namespace {
+
+using Key = std::array<unsigned char, 32>;
+
+// Domain-separation prefixes of the two key derivations; changing either
+// changes every seeded stream.
+constexpr std::string_view kSeedDomain = "dpem.generator.seed.v1";
+constexpr std::string_view kSplitDomain = "dpem.generator.split.v1";
+
+static_assert(crypto_stream_chacha20_KEYBYTES == 32);
+static_assert(crypto_generichash_BYTES == 32);
+
+// Appends the 8 bytes of `x`, least significant first.
+void AppendLittleEndian(std::uint64_t x, std::vector<unsigned char>& out) {
+  for (int i = 0; i < 8; ++i) {
+    out.push_back(static_cast<unsigned char>(x >> (8 * i)));
+  }
+}
+
+// BLAKE2b-256 of `message`.
+Key Blake2b256(const std::vector<unsigned char>& message) {
+  Key key{};
+  crypto_generichash(key.data(), key.size(), message.data(), message.size(),
+                     nullptr, 0);
+  return key;
+}
+
+// sodium_init() or abort: for FromSeed, which cannot return a Status.
+void InitSodiumOrDie() {
+  if (sodium_init() < 0) {
+    std::fputs("dpem: libsodium failed to initialise (sodium_init)\n", stderr);
+    std::abort();
+  }
+}
+
+}  // namespace
+
+StatusOr<Generator> Generator::FromOsEntropy() {
+  if (sodium_init() < 0) {
+    return InternalError("libsodium failed to initialise (sodium_init)");
+  }
+  Key key{};
+  randombytes_buf(key.data(), key.size());
+  return Generator(key, std::nullopt);
+}
+
+Generator Generator::FromSeed(std::uint64_t seed) {
+  InitSodiumOrDie();
+  std::vector<unsigned char> message(kSeedDomain.begin(), kSeedDomain.end());
+  AppendLittleEndian(seed, message);
+  return Generator(Blake2b256(message), seed);
+}
+
+Generator::Generator(const std::array<unsigned char, 32>& key,
+                     std::optional<std::uint64_t> seed)
+    : key_(key), seed_(seed) {}
+
+Generator::result_type Generator::operator()() {
+  if (next_ == kBufferWords) Refill();
+  return buffer_[next_++];
+}
+
+double Generator::UniformOpen01() {
+  constexpr double kTwoToMinus53 = 1.0 / 9007199254740992.0;  // 2^-53
+  return (static_cast<double>((*this)() >> 11) + 0.5) * kTwoToMinus53;
+}
+
+Generator Generator::Split(std::uint64_t stream_id) const {
+  std::vector<unsigned char> message(kSplitDomain.begin(), kSplitDomain.end());
+  message.insert(message.end(), key_.begin(), key_.end());
+  AppendLittleEndian(stream_id, message);
+  return Generator(Blake2b256(message), seed_);
+}
+
+void Generator::Refill() {
+  static constexpr std::array<unsigned char, kBufferWords * 8> kZeros{};
+  static constexpr std::array<unsigned char, crypto_stream_chacha20_NONCEBYTES>
+      kNonce{};
+  std::array<unsigned char, kBufferWords * 8> bytes;  // The keystream.
+  crypto_stream_chacha20_xor_ic(bytes.data(), kZeros.data(), bytes.size(),
+                                kNonce.data(), block_counter_, key_.data());
+  block_counter_ += kBlocksPerRefill;
+  for (std::size_t w = 0; w < kBufferWords; ++w) {
+    std::uint64_t word = 0;
+    for (std::size_t b = 0; b < 8; ++b) {
+      word |= static_cast<std::uint64_t>(bytes[8 * w + b]) << (8 * b);
+    }
+    buffer_[w] = word;
+  }
+  next_ = 0;
+}
+
+}  // namespace dpem

@@ -63,8 +63,11 @@ class Generator {
   void Refill();
 
   static constexpr std::size_t kBufferWords = 64;
+  static constexpr std::uint64_t kBlocksPerRefill = kBufferWords * 8 / 64;
   std::array<unsigned char, 32> key_{};
-  std::uint64_t block_counter_ = 0;  // Counts buffers drawn so far.
+  // The ChaCha20 block counter of the next refill; each refill consumes
+  // kBlocksPerRefill 64-byte blocks.
+  std::uint64_t block_counter_ = 0;
   std::array<std::uint64_t, kBufferWords> buffer_{};
   std::size_t next_ = kBufferWords;  // Index of the next unread word.
   std::optional<std::uint64_t> seed_;
