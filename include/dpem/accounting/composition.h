@@ -22,8 +22,8 @@ struct EpsDelta {
 };
 
 // Basic (linear) composition (Dwork and Roth 2014, Thm. 3.16): the sum of the
-// epsilons and the sum of the deltas. Requires every epsilon >= 0 and delta in
-// [0, 1).
+// epsilons and the sum of the deltas. Requires every epsilon finite and >= 0
+// and delta in [0, 1) (InvalidArgument naming mechanisms[i]).
 StatusOr<EpsDelta> ComposeLinear(std::span<const EpsDelta> mechanisms);
 
 // Advanced composition (Dwork, Rothblum and Vadhan 2010; Dwork and Roth 2014,
@@ -32,7 +32,7 @@ StatusOr<EpsDelta> ComposeLinear(std::span<const EpsDelta> mechanisms);
 //   epsilon = sqrt(2 ln(1/delta_slack) sum_r eps_r^2) + sum_r eps_r (e^{eps_r} - 1),
 //   delta   = delta_slack + sum_r delta_r.
 // For k equal mechanisms this is the papers' formula. Requires
-// 0 < delta_slack < 1.
+// 0 < delta_slack < 1 and the mechanisms as for ComposeLinear.
 StatusOr<EpsDelta> ComposeAdvanced(std::span<const EpsDelta> mechanisms,
                                    double delta_slack);
 
@@ -43,15 +43,27 @@ StatusOr<EpsDelta> ComposeAdvanced(std::span<const EpsDelta> mechanisms,
 // dominating randomized-response pairs:
 //   delta_total = 1 - prod_r (1 - delta_r) (1 - delta_rr(epsilon)),
 // where delta_rr is the hockey-stick divergence of the composed randomized
-// responses. Mechanisms with equal (eps_r, delta_r) are grouped; the work is
+// responses. The randomized-response losses depend on eps_r only, so
+// mechanisms with equal eps_r are grouped (delta_r enters only through the
+// product; eps_r = 0 mechanisms add no loss and form no group); the work is
 // the product over groups of (group size + 1), refused (InvalidArgument) above
-// kKovMaxAtoms. Fails if delta_total <= 1 - prod_r (1 - delta_r).
+// kKovMaxAtoms. Requires every eps_r finite and >= 0, delta_r in [0, 1) and
+// 0 < delta_total < 1; fails (InvalidArgument) if
+// delta_total <= 1 - prod_r (1 - delta_r). The result is the top of a
+// bisection bracket of relative width 1e-10 on an upper bound of delta (with
+// explicit floating-point error margins), never above the linear sum of eps_r.
+// An empty list gives 0.
 inline constexpr double kKovMaxAtoms = 2e7;
 StatusOr<double> ComposeOptimalEpsilon(std::span<const EpsDelta> mechanisms,
                                        double delta_total);
 
 // Mean-concentrated DP (Dwork and Rothblum 2016): the privacy loss has mean
 // at most mu and, centred, is subgaussian with parameter tau.
+//
+// The conversions below that return a plain value cannot report errors: a
+// NaN or negative argument gives NaN parameters, which every StatusOr
+// function here rejects (InvalidArgument). A noise multiplier of 0 gives
+// infinite parameters.
 struct MeanConcentrated {
   double mu = 0.0;
   double tau = 0.0;
