@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Builds dpem with its tests and benchmarks, runs every test, then installs it
+# to a scratch prefix and builds examples/with_cmake against it with
+# find_package(dpem). Long audits and experiments are not part of this.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install_deps.sh
+scripts/build.sh -DDPEM_BUILD_TESTS=ON -DDPEM_BUILD_BENCHMARKS=ON
+(cd build && ctest --output-on-failure --parallel "$(nproc)" --timeout 900)
+
+prefix="$(mktemp -d)"
+trap 'rm -rf "$prefix"' EXIT
+cmake --install build --prefix "$prefix/usr" >/dev/null
+cmake -S examples/with_cmake -B "$prefix/example-build" -G Ninja \
+  -DCMAKE_PREFIX_PATH="$prefix/usr" >/dev/null
+cmake --build "$prefix/example-build" >/dev/null
+"$prefix/example-build/calibrate_example"
+echo "find_package(dpem) example: 1 passed, 0 failed"
