@@ -1,9 +1,28 @@
 #include "internal/numeric.h"
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 namespace dpem::internal {
+
+// log Phi(x): see numeric.h (Abramowitz and Stegun 26.2.12 in the far tail).
+double LogNormalCdf(double x) {
+  if (std::isnan(x)) return x;
+  if (x > 0.0) return std::log1p(-NormalCdf(-x));
+  if (x >= kLogNormalCdfSeriesBelow) return std::log(NormalCdf(x));
+  if (std::isinf(x)) return -std::numeric_limits<double>::infinity();
+  const double inv_x2 = 1.0 / (x * x);
+  double term = 1.0;
+  double series_minus_one = 0.0;
+  for (int k = 1; k < kLogNormalCdfSeriesTerms; ++k) {
+    term *= -(2.0 * k - 1.0) * inv_x2;
+    series_minus_one += term;
+  }
+  // log(phi(x)/|x|) = -x^2/2 - log|x| - log(2 pi)/2.
+  constexpr double kHalfLogTwoPi = 0.91893853320467274178;
+  return -0.5 * x * x - std::log(-x) - kHalfLogTwoPi + std::log1p(series_minus_one);
+}
 
 StatusOr<Bracket> BisectThreshold(const std::function<bool(double)>& pred,
                                   double lo, double hi,

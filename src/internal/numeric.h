@@ -27,6 +27,19 @@ inline double RoundUpConservatively(double x) {
 // Standard normal CDF Phi(x), accurate in both tails (via erfc).
 inline double NormalCdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
 
+// log Phi(x), accurate in both tails. For x > 0 it is log1p(-Phi(-x)); for
+// kLogNormalCdfSeriesBelow <= x <= 0 it is log(Phi(x)) via erfc (relative
+// error a few ulps); below that, where erfc would soon underflow (Phi(x) <
+// DBL_MIN for x < about -37.5), it uses the asymptotic Mills-ratio series
+// (Abramowitz and Stegun 26.2.12)
+//   Phi(x) = phi(x)/|x| * sum_{k>=0} (-1)^k (2k-1)!! / x^{2k},
+// truncated after kLogNormalCdfSeriesTerms terms; the series is enveloping, so
+// the truncation error is below the first omitted term (< 1e-23 relative at
+// x = -30). Returns -inf for x = -inf and NaN for NaN.
+inline constexpr double kLogNormalCdfSeriesBelow = -30.0;
+inline constexpr int kLogNormalCdfSeriesTerms = 12;
+double LogNormalCdf(double x);
+
 // log(exp(a) + exp(b)) without overflow.
 inline double LogAddExp(double a, double b) {
   if (a == -std::numeric_limits<double>::infinity()) return b;
