@@ -1,0 +1,1 @@
+#include "dpem/data/io.h"

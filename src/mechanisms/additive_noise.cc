@@ -1,0 +1,1 @@
+#include "dpem/mechanisms/additive_noise.h"

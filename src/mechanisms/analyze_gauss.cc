@@ -1,0 +1,1 @@
+#include "dpem/mechanisms/analyze_gauss.h"

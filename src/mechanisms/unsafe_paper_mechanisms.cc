@@ -1,0 +1,1 @@
+#include "dpem/mechanisms/unsafe_paper_mechanisms.h"

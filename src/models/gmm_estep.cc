@@ -1,0 +1,1 @@
+#include "dpem/models/gmm.h"

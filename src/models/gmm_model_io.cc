@@ -1,0 +1,1 @@
+#include "dpem/models/gmm_model_io.h"

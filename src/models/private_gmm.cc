@@ -1,0 +1,1 @@
+#include "dpem/models/private_gmm.h"
