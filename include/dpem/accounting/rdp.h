@@ -17,8 +17,8 @@
 
 namespace dpem {
 
-// The default grid of Renyi orders: from 1 + 1e-4 up to 10^4 (well past the
-// 1024 the conversions need), dense enough that the minimising order of
+// The default grid of Renyi orders: from 1 + 1e-4 up to 10^4 (past the 1024
+// that issue 2 asks for; very small budgets need large orders), dense enough that the minimising order of
 // any smooth RDP curve is within a fraction of a percent of a grid point.
 // Sorted ascending; every order > 1. Concretely: alpha - 1 log-spaced with 40
 // points per decade (ratio 10^(1/40) ~= 1.059) from 1e-4 upward, the top
