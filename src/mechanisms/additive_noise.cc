@@ -1,1 +1,91 @@
 #include "dpem/mechanisms/additive_noise.h"
+
+#include <cmath>
+#include <string>
+
+#include "dpem/random/samplers.h"
+
+namespace dpem {
+namespace {
+
+bool PositiveFinite(double x) { return std::isfinite(x) && x > 0.0; }
+
+std::string Where(const NoiseSpec& spec) {
+  return "release '" + spec.label + "'";
+}
+
+// Non-empty and all entries finite.
+template <typename Derived>
+Status CheckFiniteNonEmpty(const Eigen::DenseBase<Derived>& value,
+                           const NoiseSpec& spec) {
+  if (value.size() == 0) {
+    return InvalidArgumentError(Where(spec) +
+                                ": the value to release is empty");
+  }
+  if (!value.allFinite()) {
+    return InvalidArgumentError(Where(spec) +
+                                ": the value to release has a NaN or "
+                                "infinite entry");
+  }
+  return OkStatus();
+}
+
+// `n` i.i.d. draws of the noise `spec` calls for.
+StatusOr<Eigen::VectorXd> DrawNoise(const NoiseSpec& spec, Eigen::Index n,
+                                    Generator& gen) {
+  const double scale = spec.NoiseScale();
+  if (spec.mechanism == MechanismKind::kLaplace) {
+    return SampleLaplaceVector(gen, n, scale);
+  }
+  return SampleGaussianVector(gen, n, scale);
+}
+
+// Validates, draws, records, and only then adds: a failure at any step
+// leaves `value` and `ledger` as they were.
+template <typename RefType>
+Status ReleaseInPlace(RefType& value, const NoiseSpec& spec, Generator& gen,
+                      PrivacyLedger& ledger) {
+  DPEM_RETURN_IF_ERROR(ValidateNoiseSpec(spec));
+  DPEM_RETURN_IF_ERROR(CheckFiniteNonEmpty(value, spec));
+  DPEM_ASSIGN_OR_RETURN(Eigen::VectorXd noise,
+                        DrawNoise(spec, value.size(), gen));
+  DPEM_RETURN_IF_ERROR(ledger.Record(Release{spec.mechanism, spec.sensitivity,
+                                             spec.NoiseScale(), spec.label}));
+  value += noise.reshaped(value.rows(), value.cols());
+  return OkStatus();
+}
+
+}  // namespace
+
+Status ValidateNoiseSpec(const NoiseSpec& spec) {
+  if (spec.mechanism != MechanismKind::kLaplace &&
+      spec.mechanism != MechanismKind::kGaussian) {
+    return InvalidArgumentError(Where(spec) + ": unknown mechanism kind");
+  }
+  if (!PositiveFinite(spec.sensitivity)) {
+    return InvalidArgumentError(Where(spec) +
+                                ": sensitivity must be finite and > 0");
+  }
+  if (!PositiveFinite(spec.noise_multiplier)) {
+    return InvalidArgumentError(Where(spec) +
+                                ": noise multiplier must be finite and > 0");
+  }
+  if (!PositiveFinite(spec.NoiseScale())) {
+    return InvalidArgumentError(
+        Where(spec) +
+        ": noise scale sensitivity * multiplier overflows or underflows");
+  }
+  return OkStatus();
+}
+
+Status ReleaseVector(Eigen::Ref<Eigen::VectorXd> value, const NoiseSpec& spec,
+                     Generator& gen, PrivacyLedger& ledger) {
+  return ReleaseInPlace(value, spec, gen, ledger);
+}
+
+Status ReleaseMatrix(Eigen::Ref<Eigen::MatrixXd> value, const NoiseSpec& spec,
+                     Generator& gen, PrivacyLedger& ledger) {
+  return ReleaseInPlace(value, spec, gen, ledger);
+}
+
+}  // namespace dpem

@@ -1,1 +1,101 @@
 #include "dpem/mechanisms/unsafe_paper_mechanisms.h"
+
+#include <cmath>
+#include <string>
+
+#include "dpem/mechanisms/analyze_gauss.h"
+#include "dpem/random/samplers.h"
+
+namespace dpem {
+namespace {
+
+Status Refusal(std::string_view mechanism, std::string_view defect) {
+  return FailedPreconditionError(
+      std::string(mechanism) +
+      " is not differentially private: its noise is one-sided, so " +
+      std::string(defect) +
+      " depends on the data and neighbouring data sets have different output "
+      "supports (unbounded privacy loss; see privacy-notes). It is available "
+      "only for reproducing park2016, with allow_unsafe = true");
+}
+
+Status ValidateBudget(std::string_view mechanism, double sensitivity,
+                      double epsilon) {
+  if (!(std::isfinite(sensitivity) && sensitivity > 0.0)) {
+    return InvalidArgumentError(std::string(mechanism) +
+                                ": sensitivity must be finite and > 0");
+  }
+  if (!(std::isfinite(epsilon) && epsilon > 0.0)) {
+    return InvalidArgumentError(std::string(mechanism) +
+                                ": epsilon must be finite and > 0");
+  }
+  return OkStatus();
+}
+
+// The paper's claim, recorded as an epsilon-DP Laplace release and labelled.
+Release ClaimedRelease(double sensitivity, double epsilon,
+                       const std::string& label) {
+  return Release{MechanismKind::kLaplace, sensitivity, sensitivity / epsilon,
+                 std::string(kUnsafeReleaseLabelPrefix) + label};
+}
+
+}  // namespace
+
+bool IsUnsafeRelease(const Release& release) {
+  return std::string_view(release.label).starts_with(kUnsafeReleaseLabelPrefix);
+}
+
+bool LedgerHasUnsafeRelease(const PrivacyLedger& ledger) {
+  for (const Release& r : ledger.releases()) {
+    if (IsUnsafeRelease(r)) return true;
+  }
+  return false;
+}
+
+Status ReleaseVarianceGammaUnsafe(double& variance, double sensitivity,
+                                  double epsilon, Generator& gen,
+                                  PrivacyLedger& ledger, bool allow_unsafe,
+                                  const std::string& label) {
+  constexpr char kName[] = "park2016 Gamma variance mechanism";
+  if (!allow_unsafe) {
+    return Refusal(kName, "the output's lower end (the true variance)");
+  }
+  DPEM_RETURN_IF_ERROR(ValidateBudget(kName, sensitivity, epsilon));
+  if (!std::isfinite(variance)) {
+    return InvalidArgumentError(std::string(kName) + ": variance not finite");
+  }
+  // park2016 eq. (16): Y ~ Gam(1, beta), rate beta = epsilon / sensitivity.
+  DPEM_ASSIGN_OR_RETURN(const double noise,
+                        SampleGamma(gen, 1.0, sensitivity / epsilon));
+  DPEM_RETURN_IF_ERROR(
+      ledger.Record(ClaimedRelease(sensitivity, epsilon, label)));
+  variance += noise;
+  return OkStatus();
+}
+
+Status ReleaseCovarianceWishartUnsafe(Eigen::MatrixXd& cov, double sensitivity,
+                                      double epsilon, Generator& gen,
+                                      PrivacyLedger& ledger, bool allow_unsafe,
+                                      const std::string& label) {
+  constexpr char kName[] = "park2016 Wishart covariance mechanism";
+  if (!allow_unsafe) {
+    return Refusal(kName, "the output's support {S : S - Sigma > 0}");
+  }
+  DPEM_RETURN_IF_ERROR(ValidateBudget(kName, sensitivity, epsilon));
+  DPEM_RETURN_IF_ERROR(ValidateSymmetricMatrix(cov, kName));
+  const Eigen::Index d = cov.rows();
+  // park2016 eq. (17)-(18), (27): Z Z^T ~ W_d(d + 1, lambda I),
+  // lambda = sensitivity / (2 epsilon).
+  const double lambda = sensitivity / (2.0 * epsilon);
+  DPEM_ASSIGN_OR_RETURN(
+      Eigen::MatrixXd noise,
+      SampleWishart(gen, static_cast<double>(d + 1),
+                    lambda * Eigen::MatrixXd::Identity(d, d)));
+  const Eigen::MatrixXd sym = 0.5 * (cov + cov.transpose());
+  DPEM_RETURN_IF_ERROR(
+      ledger.Record(ClaimedRelease(sensitivity, epsilon, label)));
+  cov = sym + noise;
+  return OkStatus();
+}
+
+}  // namespace dpem
