@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian packages dpem needs to build, test and run its scripts,
+# Installs the Debian packages dpem needs to build, test and run its scripts
+# (the Python ones for /usr/bin/python3: plots and scikit-learn references),
 # skipping those already present. Safe to run repeatedly. Needs root (or sudo).
 set -euo pipefail
 
@@ -8,6 +9,7 @@ packages=(
   libeigen3-dev libsodium-dev libboost-math-dev
   libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  python3-numpy python3-matplotlib python3-scipy python3-sklearn
 )
 
 missing=()

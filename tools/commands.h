@@ -12,6 +12,12 @@ Command AddAccountCommand(CLI::App& root);
 Command AddCalibrateCommand(CLI::App& root);
 // dpem sample-noise: draws from dpem's noise samplers (for inspection).
 Command AddSampleNoiseCommand(CLI::App& root);
+// dpem fit gmm: a (private) Gaussian mixture fit.
+Command AddFitCommand(CLI::App& root);
+// dpem score / predict / sample: use a fitted model file.
+Command AddScoreCommand(CLI::App& root);
+Command AddPredictCommand(CLI::App& root);
+Command AddSampleCommand(CLI::App& root);
 
 }  // namespace dpem::cli
 

@@ -15,14 +15,16 @@ int main(int argc, char** argv) {
       "dpem"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "dpem 0.1.0");
-  const std::vector<Command> commands = {AddAccountCommand(app), AddCalibrateCommand(app),
-                                         AddSampleNoiseCommand(app)};
+  const std::vector<Command> commands = {
+      AddFitCommand(app),       AddScoreCommand(app),       AddPredictCommand(app),
+      AddSampleCommand(app),    AddAccountCommand(app),     AddCalibrateCommand(app),
+      AddSampleNoiseCommand(app)};
   if (argc > 1 && argv[1][0] != '-') {
     std::string accepted;
     bool known = false;
-    for (const Command& command : commands) {
-      known = known || command.app->get_name() == argv[1];
-      accepted += (accepted.empty() ? "" : ", ") + command.app->get_name();
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      known = known || sub->get_name() == argv[1];
+      accepted += (accepted.empty() ? "" : ", ") + sub->get_name();
     }
     if (!known) {
       PrintError("", std::string("unknown command '") + argv[1] + "' (accepted: " + accepted + ")");
@@ -45,7 +47,9 @@ int main(int argc, char** argv) {
     if (!command.app->parsed()) continue;
     const dpem::Status status = command.run();
     if (!status.ok()) {
-      PrintError(command.app->get_name(), status.message());
+      std::string name = command.app->get_name();
+      if (command.app->get_parent() != &app) name = command.app->get_parent()->get_name() + " " + name;
+      PrintError(name, status.message());
       return kUsageErrorExitCode;
     }
     return 0;

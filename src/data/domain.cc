@@ -1,1 +1,169 @@
 #include "dpem/data/domain.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <string>
+
+namespace dpem {
+namespace {
+
+// The sum of squares of `row` accumulated in long double (on x86-64, 64-bit
+// significands: much closer to the exact value than a double sum).
+template <typename Row>
+long double ExtendedSquaredNorm(const Row& row) {
+  long double sum = 0.0L;
+  for (Eigen::Index j = 0; j < row.size(); ++j) {
+    const long double v = row(j);
+    sum += v * v;
+  }
+  return sum;
+}
+
+// True if the row's norm exceeds 1 by any of the ways of computing it.
+template <typename Row>
+bool AboveUnit(const Row& row) {
+  return row.squaredNorm() > 1.0 || row.stableNorm() > 1.0 ||
+         ExtendedSquaredNorm(row) > 1.0L;
+}
+
+// Shrinks `row` by factors 1 - 2^(k-53), k = 0, 1, ..., until its norm is at
+// most 1. Terminates: at k = 53 the factor is 0.
+template <typename Row>
+void ShrinkIntoUnitBall(Row row) {
+  if (!AboveUnit(row)) return;
+  const auto original = row.eval();
+  for (int k = 0; k <= 53 && AboveUnit(row); ++k) {
+    row = original * (1.0 - std::ldexp(1.0, k - 53));
+  }
+}
+
+// The L2 norm of a finite row as max_abs * relative, computed without
+// overflow or underflow: max_abs is the largest magnitude of an entry and
+// relative = ||row / max_abs||_2 lies in [1, sqrt(d)] (both 0 for a zero row).
+struct ScaledNorm {
+  double max_abs = 0.0;
+  double relative = 0.0;
+};
+
+template <typename Row>
+ScaledNorm NormOf(const Row& row) {
+  const double max_abs = row.cwiseAbs().maxCoeff();
+  if (max_abs == 0.0) return {};
+  return {max_abs, (row / max_abs).norm()};
+}
+
+// Writes v / R, or v / ||v|| if ||v|| > R, into `out`, with norm <= 1.
+// Returns 1 if it clipped, 0 otherwise.
+template <typename In, typename Out>
+int ClipAndScale(const In& v, double r, Out out) {
+  const ScaledNorm n = NormOf(v);
+  // max_abs * relative >= max_abs cannot underflow; if it overflows to
+  // infinity the record is outside any finite R, as it should be.
+  const bool clip = n.max_abs * n.relative > r;
+  if (clip) {
+    // Projection onto the ball of radius R, then division by R: v / ||v||,
+    // computed as (v / max_abs) / relative.
+    out = (v / n.max_abs) / n.relative;
+  } else {
+    out = v / r;
+  }
+  ShrinkIntoUnitBall(out);
+  return clip ? 1 : 0;
+}
+
+// `v` in the shortest form that reads back exactly, e.g. "1e-320", "nan".
+std::string ShortestText(double v) {
+  char text[64];
+  return std::string(text, std::to_chars(text, text + sizeof(text), v).ptr);
+}
+
+Status CheckFinite(const DataMatrix& x, const char* what) {
+  if (x.allFinite()) return OkStatus();
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    if (!x.row(i).allFinite()) {
+      return InvalidArgumentError(std::string(what) + ": record " +
+                                  std::to_string(i + 1) +
+                                  " has a NaN or infinite value");
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status ValidateDomain(const DataDomain& domain) {
+  const double r = domain.data_norm;
+  if (!(std::isfinite(r) && r > 0.0)) {
+    return InvalidArgumentError(
+        "data_norm (the public bound R on the L2 norm of a record) must be a "
+        "finite number > 0, got " + ShortestText(r) +
+        (std::isnan(r) ? " (not set)" : ""));
+  }
+  if (!domain.center.allFinite()) {
+    return InvalidArgumentError("the domain centre has a NaN or infinite entry");
+  }
+  return OkStatus();
+}
+
+StatusOr<DataMatrix> MapToUnitBall(const DataMatrix& x, const DataDomain& domain,
+                                   DomainTransformReport* report) {
+  DPEM_RETURN_IF_ERROR(ValidateDomain(domain));
+  DPEM_RETURN_IF_ERROR(CheckFinite(x, "MapToUnitBall"));
+  const Eigen::VectorXd& c = domain.center;
+  if (c.size() != 0 && c.size() != x.cols()) {
+    return InvalidArgumentError(
+        "MapToUnitBall: the domain centre has " + std::to_string(c.size()) +
+        " entries but the data has " + std::to_string(x.cols()) + " columns");
+  }
+  const double r = domain.data_norm;
+  DataMatrix u(x.rows(), x.cols());
+  Eigen::RowVectorXd centred(x.cols());
+  Eigen::Index clipped = 0;
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    if (c.size() == 0) {
+      clipped += ClipAndScale(x.row(i), r, u.row(i));
+      continue;
+    }
+    centred = x.row(i) - c.transpose();
+    if (centred.allFinite()) {
+      clipped += ClipAndScale(centred, r, u.row(i));
+    } else {  // x - c overflowed: halve both (||x - c|| > DBL_MAX >= R).
+      centred = 0.5 * x.row(i) - 0.5 * c.transpose();
+      clipped += ClipAndScale(centred, 0.5 * r, u.row(i));
+    }
+  }
+  if (report != nullptr) report->clipped_rows = clipped;
+  return u;
+}
+
+StatusOr<double> DataNormFromData(const DataMatrix& x) {
+  if (x.rows() == 0 || x.cols() == 0) {
+    return InvalidArgumentError("DataNormFromData: empty data matrix (" +
+                                std::to_string(x.rows()) + " x " +
+                                std::to_string(x.cols()) + ")");
+  }
+  DPEM_RETURN_IF_ERROR(CheckFinite(x, "DataNormFromData"));
+  double largest = 0.0;
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    const ScaledNorm n = NormOf(x.row(i));
+    largest = std::max(largest, n.max_abs * n.relative);
+  }
+  if (!std::isfinite(largest)) {
+    return InvalidArgumentError(
+        "DataNormFromData: the largest record norm overflows double");
+  }
+  return largest > 0.0 ? largest : 1.0;
+}
+
+DataMatrix MapFromUnitBall(const DataMatrix& u, double data_norm) {
+  return u * data_norm;
+}
+
+DataMatrix MapFromUnitBall(const DataMatrix& u, const DataDomain& domain) {
+  DataMatrix x = u * domain.data_norm;
+  if (domain.center.size() != 0) x.rowwise() += domain.center.transpose();
+  return x;
+}
+
+}  // namespace dpem

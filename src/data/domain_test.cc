@@ -1,1 +1,228 @@
+#include "dpem/data/domain.h"
+
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+namespace dpem {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kMax = std::numeric_limits<double>::max();
+
+DataDomain Domain(double r) {
+  DataDomain d;
+  d.data_norm = r;
+  return d;
+}
+
+// Norm <= 1 however a downstream user computes it.
+void ExpectInUnitBall(const DataMatrix& u) {
+  ASSERT_TRUE(u.allFinite());
+  for (Eigen::Index i = 0; i < u.rows(); ++i) {
+    EXPECT_LE(u.row(i).squaredNorm(), 1.0) << "row " << i;
+    EXPECT_LE(u.row(i).norm(), 1.0) << "row " << i;
+    EXPECT_LE(u.row(i).stableNorm(), 1.0) << "row " << i;
+    long double sum = 0.0L;
+    for (Eigen::Index j = 0; j < u.cols(); ++j) {
+      sum += static_cast<long double>(u(i, j)) * u(i, j);
+    }
+    EXPECT_LE(sum, 1.0L) << "row " << i;
+  }
+}
+
+TEST(DomainTest, ValidateRefusesUnsetNonPositiveAndInfinite) {
+  EXPECT_EQ(ValidateDomain(DataDomain{}).code(), StatusCode::kInvalidArgument);
+  for (double r : {kNaN, 0.0, -0.0, -1.0, kInf, -kInf}) {
+    EXPECT_EQ(ValidateDomain(Domain(r)).code(), StatusCode::kInvalidArgument) << r;
+  }
+  EXPECT_TRUE(ValidateDomain(Domain(2.5)).ok());
+  EXPECT_TRUE(ValidateDomain(Domain(std::numeric_limits<double>::denorm_min())).ok());
+  DataDomain d = Domain(1.0);
+  d.center = Eigen::Vector2d(0.0, kNaN);
+  EXPECT_EQ(ValidateDomain(d).code(), StatusCode::kInvalidArgument);
+}
+
+TEST(DomainTest, MapRefusesInvalidDomainAndNonFiniteData) {
+  DataMatrix x = DataMatrix::Ones(2, 2);
+  EXPECT_FALSE(MapToUnitBall(x, DataDomain{}, nullptr).ok());
+  EXPECT_FALSE(MapToUnitBall(x, Domain(-1), nullptr).ok());
+  x(1, 1) = kInf;
+  EXPECT_EQ(MapToUnitBall(x, Domain(1), nullptr).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST(DomainTest, RowsInsideTheBallAreDividedByR) {
+  const double r = 3.7;
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> unif(-2.0, 2.0);
+  DataMatrix x(500, 3);  // |entries| <= 2, so norms <= 2 sqrt(3) < 3.7.
+  for (Eigen::Index i = 0; i < x.size(); ++i) x.data()[i] = unif(rng);
+  DomainTransformReport report;
+  report.clipped_rows = -1;
+  StatusOr<DataMatrix> u = MapToUnitBall(x, Domain(r), &report);
+  ASSERT_TRUE(u.ok()) << u.status().ToString();
+  EXPECT_EQ(report.clipped_rows, 0);
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    for (Eigen::Index j = 0; j < x.cols(); ++j) {
+      ASSERT_EQ((*u)(i, j), x(i, j) / r) << i << ", " << j;
+    }
+  }
+  ExpectInUnitBall(*u);
+}
+
+TEST(DomainTest, RowsOutsideAreProjectedAndCounted) {
+  DataMatrix x(4, 2);
+  x << 3, 4,      // norm 5 > 2: clipped to (0.6, 0.8) in the unit ball.
+      -6, 8,      // norm 10: (-0.6, 0.8).
+      1, 1,       // inside.
+      2, 0;       // on the boundary: not clipped.
+  DomainTransformReport report;
+  StatusOr<DataMatrix> u = MapToUnitBall(x, Domain(2.0), &report);
+  ASSERT_TRUE(u.ok());
+  EXPECT_EQ(report.clipped_rows, 2);
+  EXPECT_NEAR((*u)(0, 0), 0.6, 1e-15);
+  EXPECT_NEAR((*u)(0, 1), 0.8, 1e-15);
+  EXPECT_NEAR((*u)(1, 0), -0.6, 1e-15);
+  EXPECT_NEAR((*u)(1, 1), 0.8, 1e-15);
+  EXPECT_EQ((*u)(2, 0), 0.5);
+  EXPECT_EQ((*u)(3, 0), 1.0);
+  EXPECT_EQ((*u)(3, 1), 0.0);
+  ExpectInUnitBall(*u);
+  // A null report is allowed.
+  EXPECT_TRUE(MapToUnitBall(x, Domain(2.0), nullptr).ok());
+}
+
+TEST(DomainTest, RowsAtAndSlightlyAboveRStayInsideDespiteRounding) {
+  // Random directions scaled to norm R and nudged up by a few ulps: rounding
+  // in the scaling would push many of them a hair above 1 without the
+  // explicit guarantee.
+  std::mt19937_64 rng(31);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  for (int d : {1, 2, 3, 7, 50}) {
+    for (double r : {1.0, 0.3, 7.123456789, 1e-200, 1e200}) {
+      DataMatrix x(400, d);
+      for (Eigen::Index i = 0; i < x.rows(); ++i) {
+        for (Eigen::Index j = 0; j < d; ++j) x(i, j) = normal(rng);
+        x.row(i) *= r / x.row(i).stableNorm();
+        for (Eigen::Index k = 0; k < i % 4; ++k) {
+          x(i, 0) = std::nextafter(x(i, 0), x(i, 0) > 0 ? kInf : -kInf);
+        }
+      }
+      StatusOr<DataMatrix> u = MapToUnitBall(x, Domain(r), nullptr);
+      ASSERT_TRUE(u.ok());
+      ExpectInUnitBall(*u);
+      for (Eigen::Index i = 0; i < x.rows(); ++i) {
+        EXPECT_NEAR(u->row(i).norm(), 1.0, 1e-13) << "d=" << d << " r=" << r;
+      }
+    }
+  }
+}
+
+TEST(DomainTest, NormSlightlyAboveRIsCountedAsClipped) {
+  DataMatrix x(1, 1);
+  x(0, 0) = std::nextafter(2.0, kInf);
+  DomainTransformReport report;
+  StatusOr<DataMatrix> u = MapToUnitBall(x, Domain(2.0), &report);
+  ASSERT_TRUE(u.ok());
+  EXPECT_EQ(report.clipped_rows, 1);
+  EXPECT_EQ((*u)(0, 0), 1.0);
+}
+
+TEST(DomainTest, HugeValuesDoNotOverflow) {
+  DataMatrix x(4, 3);
+  x << 1e300, 1e300, 0,
+      kMax, kMax, -kMax,
+      1e300, 0, 0,
+      1e-320, -1e-320, 0;  // Subnormal record.
+  DomainTransformReport report;
+  StatusOr<DataMatrix> u = MapToUnitBall(x, Domain(1.0), &report);
+  ASSERT_TRUE(u.ok());
+  ExpectInUnitBall(*u);
+  EXPECT_EQ(report.clipped_rows, 3);
+  const double s2 = 1.0 / std::sqrt(2.0), s3 = 1.0 / std::sqrt(3.0);
+  EXPECT_NEAR((*u)(0, 0), s2, 1e-15);
+  EXPECT_NEAR((*u)(0, 1), s2, 1e-15);
+  EXPECT_NEAR((*u)(1, 0), s3, 1e-15);
+  EXPECT_NEAR((*u)(1, 2), -s3, 1e-15);
+  EXPECT_EQ((*u)(2, 0), 1.0);
+  EXPECT_EQ((*u)(3, 0), 1e-320);  // Inside: divided by R = 1.
+  // A huge R with huge values inside the ball.
+  StatusOr<DataMatrix> v = MapToUnitBall(x.topRows(1), Domain(kMax), nullptr);
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ((*v)(0, 0), 1e300 / kMax);
+}
+
+TEST(DomainTest, CenterIsSubtractedFirst) {
+  DataDomain d = Domain(5.0);
+  d.center = Eigen::Vector2d(10.0, -10.0);
+  DataMatrix x(3, 2);
+  x << 10, -10,  // The centre itself.
+      12, -10,   // x - c = (2, 0), inside: (0.4, 0).
+      16, -2;    // x - c = (6, 8), norm 10 > 5: clipped to (0.6, 0.8).
+  DomainTransformReport report;
+  StatusOr<DataMatrix> u = MapToUnitBall(x, d, &report);
+  ASSERT_TRUE(u.ok()) << u.status().ToString();
+  EXPECT_EQ(report.clipped_rows, 1);
+  EXPECT_EQ(u->row(0).norm(), 0.0);
+  EXPECT_EQ((*u)(1, 0), 0.4);
+  EXPECT_NEAR((*u)(2, 0), 0.6, 1e-15);
+  EXPECT_NEAR((*u)(2, 1), 0.8, 1e-15);
+  // Maps back: c + R u (exact for the inside rows here).
+  const DataMatrix back = MapFromUnitBall(*u, d);
+  EXPECT_EQ(back(0, 0), 10.0);
+  EXPECT_EQ(back(1, 0), 12.0);
+  EXPECT_NEAR(back(2, 0), 13.0, 1e-13);  // c + 5 * (0.6, 0.8) = (13, -6).
+  EXPECT_NEAR(back(2, 1), -6.0, 1e-13);
+  // x - c overflowing is handled too.
+  d.center = Eigen::Vector2d(-kMax, 0.0);
+  DataMatrix far(1, 2);
+  far << kMax, 0;
+  StatusOr<DataMatrix> w = MapToUnitBall(far, d, nullptr);
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ((*w)(0, 0), 1.0);
+  // A centre of the wrong size is refused.
+  d.center = Eigen::Vector3d(0, 0, 0);
+  EXPECT_EQ(MapToUnitBall(x, d, nullptr).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(DomainTest, DataNormFromData) {
+  DataMatrix x(3, 2);
+  x << 1, 1, -3, 4, 0.5, 0;
+  StatusOr<double> r = DataNormFromData(x);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r, 5.0);
+  // Using it clips nothing.
+  DomainTransformReport report;
+  DataDomain d = Domain(*r);
+  d.from_data = true;
+  ASSERT_TRUE(MapToUnitBall(x, d, &report).ok());
+  EXPECT_EQ(report.clipped_rows, 0);
+
+  EXPECT_EQ(*DataNormFromData(DataMatrix::Zero(4, 3)), 1.0);
+  EXPECT_FALSE(DataNormFromData(DataMatrix(0, 3)).ok());
+  EXPECT_FALSE(DataNormFromData(DataMatrix(3, 0)).ok());
+  DataMatrix huge(1, 2);
+  huge << 1e300, 1e300;
+  EXPECT_NEAR(*DataNormFromData(huge) / 1e300, std::sqrt(2.0), 1e-15);
+  huge << kMax, kMax;
+  EXPECT_FALSE(DataNormFromData(huge).ok());  // The norm overflows double.
+  huge << kNaN, 0;
+  EXPECT_FALSE(DataNormFromData(huge).ok());
+}
+
+TEST(DomainTest, MapFromUnitBallMultipliesByR) {
+  DataMatrix u(2, 2);
+  u << 0.5, -0.25, 0.1, 0;
+  const DataMatrix x = MapFromUnitBall(u, 4.0);
+  EXPECT_EQ(x(0, 0), 2.0);
+  EXPECT_EQ(x(0, 1), -1.0);
+  EXPECT_EQ(x(1, 0), 0.4);
+  EXPECT_EQ(MapFromUnitBall(u, Domain(4.0)), x);
+}
+
+}  // namespace
+}  // namespace dpem

@@ -1,1 +1,338 @@
+// DP-EM for Gaussian mixtures: see dpem/models/private_gmm.h.
 #include "dpem/models/private_gmm.h"
+
+#include <cmath>
+#include <string>
+
+#include "dpem/mechanisms/additive_noise.h"
+#include "dpem/mechanisms/analyze_gauss.h"
+#include "dpem/mechanisms/simplex.h"
+#include "dpem/mechanisms/unsafe_paper_mechanisms.h"
+#include "dpem/random/samplers.h"
+
+namespace dpem {
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+// The noise of one iteration's three kinds of release.
+struct ReleasePlan {
+  NoiseSpec counts;
+  NoiseSpec sums;
+  NoiseSpec second;  // Unused (multiplier 0) with unsafe paper mechanisms.
+};
+
+std::string IterationLabel(int iteration, const std::string& what) {
+  return "iteration " + std::to_string(iteration) + " / " + what;
+}
+
+// Means uniform in the unit ball (direction ~ normalised Gaussian, radius
+// U^(1/d)), equal weights, covariances I / (d + 2). Never looks at data.
+StatusOr<GmmParameters> InitialParameters(int k, Eigen::Index d, CovarianceType type,
+                                          Generator& gen) {
+  GmmParameters p;
+  p.type = type;
+  p.weights = Eigen::VectorXd::Constant(k, 1.0 / k);
+  p.means.resize(k, d);
+  for (int c = 0; c < k; ++c) {
+    DPEM_ASSIGN_OR_RETURN(Eigen::VectorXd dir, SampleGaussianVector(gen, d, 1.0));
+    const double norm = dir.norm();
+    const double radius = std::pow(gen.UniformOpen01(), 1.0 / static_cast<double>(d));
+    p.means.row(c) = (norm > 0 ? dir / norm : dir) * radius;
+  }
+  const Eigen::MatrixXd cov =
+      Eigen::MatrixXd::Identity(d, d) / static_cast<double>(d + 2);
+  p.covariances.assign(k, cov);
+  return p;
+}
+
+ReleasePlan MakePlan(const GmmFitOptions& o, const std::vector<double>& z, Eigen::Index d) {
+  const bool laplace = o.mechanisms == GmmMechanisms::kLlg;
+  const MechanismKind wm = laplace ? MechanismKind::kLaplace : MechanismKind::kGaussian;
+  ReleasePlan plan;
+  plan.counts = {wm, laplace ? kCountsL1Sensitivity : kCountsL2Sensitivity, z[0], "counts"};
+  plan.sums = {wm, laplace ? SumsL1Sensitivity(d) : kSumsL2Sensitivity, z[1], "sums"};
+  const double second = o.covariance == CovarianceType::kSpherical ? kTraceSensitivity
+                                                                   : kSecondMomentL2Sensitivity;
+  plan.second = {MechanismKind::kGaussian, second, z[2], "second moments"};
+  return plan;
+}
+
+NoiseSpec Labelled(NoiseSpec spec, int iteration, const std::string& what) {
+  spec.label = IterationLabel(iteration, what);
+  return spec;
+}
+
+// Releases the counts and maps them to N~ = n * simplex projection.
+Status ReleaseCounts(GmmStatistics& s, const ReleasePlan& plan, int it, double n,
+                     Generator& gen, PrivacyLedger& ledger) {
+  DPEM_RETURN_IF_ERROR(ReleaseVector(s.counts, Labelled(plan.counts, it, "counts"), gen, ledger));
+  DPEM_ASSIGN_OR_RETURN(const Eigen::VectorXd w, ProjectToSimplex(s.counts / n));
+  s.counts = n * w;
+  return OkStatus();
+}
+
+Status ReleaseSecondMoment(GmmStatistics& s, Eigen::Index c, const ReleasePlan& plan,
+                           int it, Generator& gen, PrivacyLedger& ledger) {
+  const std::string what = "second moments[" + std::to_string(c) + "]";
+  const NoiseSpec spec = Labelled(plan.second, it, what);
+  switch (s.type) {
+    case CovarianceType::kFull:
+      return ReleaseSymmetric(s.second_full[c], spec, gen, ledger);
+    case CovarianceType::kDiagonal: {
+      Eigen::VectorXd row = s.second_diag.row(c).transpose();
+      DPEM_RETURN_IF_ERROR(ReleaseVector(row, spec, gen, ledger));
+      s.second_diag.row(c) = row.transpose();
+      return OkStatus();
+    }
+    case CovarianceType::kSpherical: {
+      Eigen::VectorXd one = Eigen::VectorXd::Constant(1, s.second_trace(c));
+      DPEM_RETURN_IF_ERROR(ReleaseVector(one, spec, gen, ledger));
+      s.second_trace(c) = one(0);
+      return OkStatus();
+    }
+  }
+  return InternalError("unhandled covariance type");
+}
+
+// Replaces the statistics by their noisy releases, recording each release.
+// The exact log-likelihood is dropped: nothing downstream may see it.
+Status PrivatizeStatistics(GmmStatistics& s, const ReleasePlan& plan, bool unsafe, int it,
+                           double n, Generator& gen, PrivacyLedger& ledger) {
+  s.log_likelihood = std::numeric_limits<double>::quiet_NaN();
+  DPEM_RETURN_IF_ERROR(ReleaseCounts(s, plan, it, n, gen, ledger));
+  for (Eigen::Index c = 0; c < s.sums.rows(); ++c) {
+    Eigen::VectorXd row = s.sums.row(c).transpose();
+    DPEM_RETURN_IF_ERROR(ReleaseVector(
+        row, Labelled(plan.sums, it, "sums[" + std::to_string(c) + "]"), gen, ledger));
+    s.sums.row(c) = row.transpose();
+    if (!unsafe) DPEM_RETURN_IF_ERROR(ReleaseSecondMoment(s, c, plan, it, gen, ledger));
+  }
+  return OkStatus();
+}
+
+
+// The domain used for the fit. A non-private fit without a bound uses the
+// data's own largest norm (it claims no guarantee); a private one built on a
+// data-derived bound is marked void.
+StatusOr<DataDomain> ResolveDomain(const DataMatrix& x, const GmmFitOptions& o,
+                                   GmmGuarantee& g) {
+  DataDomain d = o.domain;
+  if (d.center.size() == 0) d.center = Eigen::VectorXd::Zero(x.cols());
+  if (d.center.size() != x.cols()) {
+    return InvalidArgumentError("the domain centre has " + std::to_string(d.center.size()) +
+                                " coordinates but the data has " + std::to_string(x.cols()) +
+                                " columns");
+  }
+  if (!o.IsPrivate() && !std::isfinite(d.data_norm)) {
+    DataMatrix centred = x.rowwise() - d.center.transpose();
+    DPEM_ASSIGN_OR_RETURN(d.data_norm, DataNormFromData(centred));
+    d.from_data = true;
+  }
+  if (d.from_data && o.IsPrivate()) {
+    g.guarantee_void = true;
+    g.void_reasons.push_back(
+        "the data norm bound R was computed from the data (--data-norm-from-data), which "
+        "reveals the largest record");
+  }
+  DPEM_RETURN_IF_ERROR(ValidateDomain(d));
+  return d;
+}
+
+StatusOr<CalibrationResult> CalibrateFit(const GmmFitOptions& o) {
+  CalibrationOptions c;
+  c.epsilon = o.epsilon;
+  c.delta = o.delta;
+  c.iterations = o.iterations;
+  c.accountant = o.accountant;
+  c.per_release_delta = o.per_release_delta;
+  DPEM_ASSIGN_OR_RETURN(c.pattern, ScenarioPattern(GmmMechanismsName(o.mechanisms),
+                                                   o.components));
+  // park2016's Gamma and Wishart mechanisms claim pure epsilon_i-DP.
+  if (o.unsafe_paper_mechanisms) c.pattern.releases[2].mechanism = MechanismKind::kLaplace;
+  return Calibrate(c);
+}
+
+// park2016 Sec. 4: Gamma noise on spherical variances, Wishart noise on full
+// covariances, each at the per-release budget epsilon_i, with the sensitivity
+// the paper gives (1/(d N~_k) for a variance, 1/N~_k for a covariance).
+Status ApplyUnsafeMechanisms(GmmParameters& p, const GmmStatistics& noisy, double eps_i,
+                             int it, Generator& gen, PrivacyLedger& ledger) {
+  for (Eigen::Index c = 0; c < p.components(); ++c) {
+    const double n_k = std::max(noisy.counts(c), 1.0);
+    const std::string label = IterationLabel(it, "covariance[" + std::to_string(c) + "]");
+    if (p.type == CovarianceType::kSpherical) {
+      double var = p.covariances[c](0, 0);
+      const double sens = 1.0 / (static_cast<double>(p.dimension()) * n_k);
+      DPEM_RETURN_IF_ERROR(ReleaseVarianceGammaUnsafe(var, sens, eps_i, gen, ledger, true, label));
+      p.covariances[c] = Eigen::MatrixXd::Identity(p.dimension(), p.dimension()) * var;
+    } else {
+      DPEM_RETURN_IF_ERROR(ReleaseCovarianceWishartUnsafe(p.covariances[c], 1.0 / n_k, eps_i,
+                                                          gen, ledger, true, label));
+    }
+  }
+  return OkStatus();
+}
+
+struct EmState {
+  GmmParameters params;
+  PrivacyLedger ledger;
+};
+
+// One EM iteration on unit-ball data: E-step, releases (private fits), M-step.
+Status Iterate(const DataMatrix& unit, const GmmFitOptions& o, const ReleasePlan* plan,
+               double eps_i, int it, Generator& gen, EmState& state) {
+  const double n = static_cast<double>(unit.rows());
+  DPEM_ASSIGN_OR_RETURN(GmmStatistics s, ComputeStatistics(state.params, unit));
+  GmmIterationReport report{it, o.iterations, std::numeric_limits<double>::quiet_NaN()};
+  MStepOptions m;
+  m.estimator = o.estimator;
+  m.prior = o.prior.alpha.size() ? o.prior : DefaultPrior(o.components, unit.cols());
+  m.covariance_floor = o.covariance_floor;
+  m.min_count = o.min_component_count;
+  if (plan != nullptr) {
+    DPEM_RETURN_IF_ERROR(PrivatizeStatistics(s, *plan, o.unsafe_paper_mechanisms, it, n, gen,
+                                             state.ledger));
+    // A mean from a count below its sum's noise scale is mostly noise (its
+    // noise standard deviation exceeds the unit ball's radius): keep the
+    // previous one. Post-processing of released values only.
+    m.min_count = std::max(m.min_count, plan->sums.NoiseScale());
+  } else {
+    report.mean_log_likelihood = s.log_likelihood / n;
+  }
+  DPEM_ASSIGN_OR_RETURN(state.params, MStep(s, state.params, n, m));
+  if (plan != nullptr && o.unsafe_paper_mechanisms) {
+    DPEM_RETURN_IF_ERROR(ApplyUnsafeMechanisms(state.params, s, eps_i, it, gen, state.ledger));
+  }
+  if (o.progress) o.progress(report);
+  return OkStatus();
+}
+
+// Re-accounts the fit's own ledger and checks it against the calibration:
+// exactly the budgeted releases happened, and they cost at most the target.
+Status Reaccount(const GmmFitOptions& o, const CalibrationResult& cal, GmmGuarantee& g) {
+  if (g.ledger.size() != cal.ledger.size()) {
+    return InternalError("the fit made " + std::to_string(g.ledger.size()) +
+                         " releases but budgeted " + std::to_string(cal.ledger.size()));
+  }
+  DPEM_ASSIGN_OR_RETURN(g.epsilon, ComputeEpsilon(g.ledger, o.delta, o.accountant));
+  if (g.epsilon > o.epsilon) {
+    return InternalError("the fit's releases cost more than the target epsilon");
+  }
+  if (LedgerHasUnsafeRelease(g.ledger)) {
+    g.guarantee_void = true;
+    g.void_reasons.push_back(
+        "park2016's Gamma/Wishart mechanisms were used (--unsafe-paper-mechanisms): their "
+        "output support depends on the data, so they are not differentially private");
+  }
+  return OkStatus();
+}
+
+Status ValidateData(const DataMatrix& x, const GmmFitOptions& o) {
+  if (x.rows() == 0 || x.cols() == 0) return InvalidArgumentError("the data is empty");
+  if (x.rows() < o.components) {
+    return InvalidArgumentError("components K = " + std::to_string(o.components) +
+                                " exceeds the number of records N = " +
+                                std::to_string(x.rows()));
+  }
+  if (!x.allFinite()) return InvalidArgumentError("the data holds NaN or infinite values");
+  return OkStatus();
+}
+
+GmmGuarantee NewGuarantee(const GmmFitOptions& o) {
+  GmmGuarantee g;
+  g.is_private = o.IsPrivate();
+  g.target_epsilon = o.epsilon;
+  g.target_delta = o.delta;
+  g.delta = o.delta;
+  g.accountant = o.accountant;
+  g.mechanisms = o.mechanisms;
+  return g;
+}
+
+// Maps unit-ball parameters to original units: x = c + R u.
+StatusOr<GmmParameters> ToOriginalUnits(const GmmParameters& unit, const DataDomain& d) {
+  DPEM_ASSIGN_OR_RETURN(GmmParameters p, ScaleParameters(unit, d.data_norm));
+  p.means.rowwise() += d.center.transpose();
+  return p;
+}
+
+}  // namespace
+
+std::string_view GmmMechanismsName(GmmMechanisms m) {
+  return m == GmmMechanisms::kGgg ? "GGG" : "LLG";
+}
+
+StatusOr<GmmMechanisms> ParseGmmMechanisms(std::string_view name) {
+  if (name == "GGG") return GmmMechanisms::kGgg;
+  if (name == "LLG") return GmmMechanisms::kLlg;
+  return InvalidArgumentError("unknown mechanisms '" + std::string(name) +
+                              "' (accepted: GGG, LLG)");
+}
+
+double SumsL1Sensitivity(Eigen::Index dimension) {
+  return 2.0 * std::sqrt(static_cast<double>(dimension));
+}
+
+Status GmmFitOptions::Validate() const {
+  if (components < 1) return InvalidArgumentError("components K must be >= 1");
+  if (iterations < 1) return InvalidArgumentError("iterations J must be >= 1");
+  if (!(epsilon > 0.0)) {
+    return InvalidArgumentError("epsilon must be > 0 (or infinity for non-private EM)");
+  }
+  if (!(covariance_floor > 0.0 && std::isfinite(covariance_floor))) {
+    return InvalidArgumentError("covariance floor must be finite and > 0");
+  }
+  if (!(min_component_count >= 0.0 && std::isfinite(min_component_count))) {
+    return InvalidArgumentError("minimum component count must be finite and >= 0");
+  }
+  if (!IsPrivate()) return OkStatus();
+  if (!(delta > 0.0 && delta < 1.0)) return InvalidArgumentError("delta must be in (0, 1)");
+  if (!(per_release_delta > 0.0 && per_release_delta < 1.0)) {
+    return InvalidArgumentError("per-release delta must be in (0, 1)");
+  }
+  if (unsafe_paper_mechanisms && covariance == CovarianceType::kDiagonal) {
+    return InvalidArgumentError(
+        "the unsafe paper mechanisms exist for full (Wishart) and spherical (Gamma) "
+        "covariances only");
+  }
+  return ValidateDomain(domain);
+}
+
+}  // namespace dpem
+
+namespace dpem {
+
+StatusOr<GmmFit> FitGmm(const DataMatrix& x, const GmmFitOptions& options, Generator& gen) {
+  DPEM_RETURN_IF_ERROR(options.Validate());
+  DPEM_RETURN_IF_ERROR(ValidateData(x, options));
+  GmmFit fit;
+  fit.guarantee = NewGuarantee(options);
+  DPEM_ASSIGN_OR_RETURN(fit.domain, ResolveDomain(x, options, fit.guarantee));
+  DPEM_ASSIGN_OR_RETURN(const DataMatrix unit, MapToUnitBall(x, fit.domain, nullptr));
+  std::optional<CalibrationResult> cal;
+  std::optional<ReleasePlan> plan;
+  if (options.IsPrivate()) {
+    DPEM_ASSIGN_OR_RETURN(cal, CalibrateFit(options));
+    plan = MakePlan(options, cal->noise_multipliers, x.cols());
+    fit.guarantee.per_release_epsilon = cal->per_release_epsilon;
+    fit.guarantee.noise_multipliers = cal->noise_multipliers;
+  }
+  EmState state;
+  DPEM_ASSIGN_OR_RETURN(state.params, InitialParameters(options.components, x.cols(),
+                                                        options.covariance, gen));
+  const double eps_i = cal ? cal->per_release_epsilon : kInfinity;
+  for (int it = 1; it <= options.iterations; ++it) {
+    DPEM_RETURN_IF_ERROR(Iterate(unit, options, plan ? &*plan : nullptr, eps_i, it, gen, state));
+  }
+  fit.guarantee.ledger = std::move(state.ledger);
+  if (cal) DPEM_RETURN_IF_ERROR(Reaccount(options, *cal, fit.guarantee));
+  DPEM_ASSIGN_OR_RETURN(fit.parameters, ToOriginalUnits(state.params, fit.domain));
+  fit.n = x.rows();
+  fit.iterations = options.iterations;
+  fit.estimator = options.estimator;
+  fit.seed = gen.seed();
+  return fit;
+}
+
+}  // namespace dpem

@@ -1,1 +1,217 @@
+#include "dpem/models/private_gmm.h"
+
+#include <cmath>
+#include <limits>
+
 #include <gtest/gtest.h>
+
+#include "dpem/mechanisms/unsafe_paper_mechanisms.h"
+#include "dpem/random/samplers.h"
+
+namespace dpem {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Three well-separated isotropic 2-D Gaussians (test data only).
+DataMatrix ThreeClusters(Eigen::Index n, std::uint64_t seed) {
+  Generator gen = Generator::FromSeed(seed);
+  const double centres[3][2] = {{-0.5, -0.3}, {0.4, -0.4}, {0.0, 0.5}};
+  DataMatrix x(n, 2);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const int c = static_cast<int>(i % 3);
+    x(i, 0) = centres[c][0] + 0.08 * SampleStandardNormal(gen);
+    x(i, 1) = centres[c][1] + 0.08 * SampleStandardNormal(gen);
+  }
+  return x;
+}
+
+GmmFitOptions PrivateOptions(int k, int j) {
+  GmmFitOptions o;
+  o.components = k;
+  o.iterations = j;
+  o.epsilon = 1.0;
+  o.delta = 1e-5;
+  o.domain.data_norm = 1.0;
+  return o;
+}
+
+GmmFit MustFit(const DataMatrix& x, const GmmFitOptions& o, std::uint64_t seed) {
+  Generator gen = Generator::FromSeed(seed);
+  StatusOr<GmmFit> fit = FitGmm(x, o, gen);
+  EXPECT_TRUE(fit.ok()) << fit.status().ToString();
+  return fit.ok() ? *fit : GmmFit{};
+}
+
+TEST(PrivateGmmTest, MakesExactlyTheBudgetedReleasesAndStaysWithinTarget) {
+  const DataMatrix x = ThreeClusters(600, 1);
+  for (CovarianceType type :
+       {CovarianceType::kFull, CovarianceType::kDiagonal, CovarianceType::kSpherical}) {
+    for (GmmMechanisms m : {GmmMechanisms::kGgg, GmmMechanisms::kLlg}) {
+      GmmFitOptions o = PrivateOptions(3, 4);
+      o.covariance = type;
+      o.mechanisms = m;
+      const GmmFit fit = MustFit(x, o, 2);
+      const PrivacyLedger& ledger = fit.guarantee.ledger;
+      ASSERT_EQ(ledger.size(), 4u * (2 * 3 + 1));  // J (2K + 1), counted where released.
+      EXPECT_LE(fit.guarantee.epsilon, 1.0);
+      EXPECT_GE(fit.guarantee.epsilon, 0.99);
+      EXPECT_EQ(ComputeEpsilon(ledger, 1e-5, o.accountant).value(), fit.guarantee.epsilon);
+      EXPECT_FALSE(fit.guarantee.guarantee_void);
+      int laplace = 0;
+      for (const Release& r : ledger.releases()) laplace += r.mechanism == MechanismKind::kLaplace;
+      EXPECT_EQ(laplace, m == GmmMechanisms::kLlg ? 4 * (3 + 1) : 0);
+    }
+  }
+}
+
+TEST(PrivateGmmTest, SensitivitiesAreTheDocumentedOnes) {
+  const DataMatrix x = ThreeClusters(300, 3);
+  GmmFitOptions o = PrivateOptions(3, 1);
+  o.covariance = CovarianceType::kSpherical;
+  const GmmFit ggg = MustFit(x, o, 4);
+  const std::vector<Release>& r = ggg.guarantee.ledger.releases();
+  ASSERT_EQ(r.size(), 7u);
+  // Counts: a record moves at most its unit of responsibility between two
+  // components, ||e_i - e_j||_2 = sqrt(2).
+  EXPECT_DOUBLE_EQ(r[0].sensitivity, std::sqrt(2.0));
+  for (std::size_t i = 1; i < r.size(); i += 2) {
+    EXPECT_DOUBLE_EQ(r[i].sensitivity, 2.0);      // ||g x - g' x'|| <= 2 in the unit ball.
+    EXPECT_DOUBLE_EQ(r[i + 1].sensitivity, 1.0);  // |g ||x||^2 - g' ||x'||^2| <= 1.
+  }
+  o.mechanisms = GmmMechanisms::kLlg;
+  const GmmFit llg = MustFit(x, o, 4);
+  EXPECT_DOUBLE_EQ(llg.guarantee.ledger.releases()[0].sensitivity, 2.0);  // L1 of counts.
+  EXPECT_DOUBLE_EQ(llg.guarantee.ledger.releases()[1].sensitivity, 2.0 * std::sqrt(2.0));
+  // Noise scale = sensitivity x the calibrated multiplier of its kind.
+  for (const Release& rel : ggg.guarantee.ledger.releases()) {
+    const bool counts = rel.label.find("counts") != std::string::npos;
+    const bool sums = rel.label.find("sums") != std::string::npos;
+    const double z = ggg.guarantee.noise_multipliers[counts ? 0 : sums ? 1 : 2];
+    EXPECT_DOUBLE_EQ(rel.noise_scale, rel.sensitivity * z) << rel.label;
+  }
+}
+
+TEST(PrivateGmmTest, NonPrivateFitRecoversWellSeparatedClusters) {
+  const DataMatrix x = ThreeClusters(3000, 5);
+  GmmFitOptions o;
+  o.components = 3;
+  o.iterations = 50;
+  o.epsilon = kInf;
+  const GmmFit fit = MustFit(x, o, 6);
+  EXPECT_TRUE(fit.guarantee.ledger.empty());
+  EXPECT_FALSE(fit.guarantee.is_private);
+  const double centres[3][2] = {{-0.5, -0.3}, {0.4, -0.4}, {0.0, 0.5}};
+  for (const auto& c : centres) {
+    double best = kInf;
+    for (Eigen::Index k = 0; k < 3; ++k) {
+      best = std::min(best, std::hypot(fit.parameters.means(k, 0) - c[0],
+                                       fit.parameters.means(k, 1) - c[1]));
+    }
+    EXPECT_LT(best, 0.02);  // 5 standard errors of a mean of 1000 points: 0.013.
+  }
+}
+
+TEST(PrivateGmmTest, ParametersAreInOriginalUnits) {
+  // The same clusters shifted by (100, -50) and scaled by 10: a fit with the
+  // matching public centre and radius gives the same model, transformed.
+  const DataMatrix x = ThreeClusters(900, 7);
+  DataMatrix y = (x * 10.0).rowwise() + Eigen::RowVector2d(100.0, -50.0);
+  GmmFitOptions o = PrivateOptions(3, 3);
+  const GmmFit unit = MustFit(x, o, 8);
+  o.domain.data_norm = 10.0;
+  o.domain.center = Eigen::Vector2d(100.0, -50.0);
+  const GmmFit scaled = MustFit(y, o, 8);  // Same seed: same init and noise.
+  for (Eigen::Index k = 0; k < 3; ++k) {
+    EXPECT_NEAR(scaled.parameters.means(k, 0), 100.0 + 10.0 * unit.parameters.means(k, 0), 1e-9);
+    EXPECT_NEAR(scaled.parameters.covariances[k](1, 1),
+                100.0 * unit.parameters.covariances[k](1, 1), 1e-9);
+  }
+}
+
+TEST(PrivateGmmTest, OutliersAreClippedNotTrusted) {
+  DataMatrix x = ThreeClusters(600, 9);
+  x(0, 0) = 1e12;  // Far outside the public ball: clipped to its boundary.
+  GmmFitOptions o = PrivateOptions(3, 3);
+  const GmmFit fit = MustFit(x, o, 10);
+  EXPECT_TRUE(fit.parameters.means.allFinite());
+  EXPECT_LT(fit.parameters.means.cwiseAbs().maxCoeff(), 1.5);
+}
+
+TEST(PrivateGmmTest, SameSeedSameFitAndTheSeedIsRecorded) {
+  const DataMatrix x = ThreeClusters(300, 11);
+  const GmmFitOptions o = PrivateOptions(2, 2);
+  const GmmFit a = MustFit(x, o, 12), b = MustFit(x, o, 12), c = MustFit(x, o, 13);
+  EXPECT_EQ(a.parameters.means, b.parameters.means);
+  EXPECT_NE(a.parameters.means, c.parameters.means);
+  ASSERT_TRUE(a.seed.has_value());
+  EXPECT_EQ(*a.seed, 12u);
+  StatusOr<Generator> os = Generator::FromOsEntropy();
+  ASSERT_TRUE(os.ok());
+  StatusOr<GmmFit> unseeded = FitGmm(x, o, *os);
+  ASSERT_TRUE(unseeded.ok());
+  EXPECT_FALSE(unseeded->seed.has_value());
+}
+
+TEST(PrivateGmmTest, DataDerivedBoundVoidsTheGuarantee) {
+  const DataMatrix x = ThreeClusters(300, 14);
+  GmmFitOptions o = PrivateOptions(2, 2);
+  o.domain.data_norm = 0.9;
+  o.domain.from_data = true;
+  const GmmFit fit = MustFit(x, o, 15);
+  EXPECT_TRUE(fit.guarantee.guarantee_void);
+  ASSERT_EQ(fit.guarantee.void_reasons.size(), 1u);
+  EXPECT_NE(fit.guarantee.void_reasons[0].find("largest record"), std::string::npos);
+}
+
+TEST(PrivateGmmTest, UnsafePaperMechanismsVoidTheGuarantee) {
+  const DataMatrix x = ThreeClusters(300, 16);
+  for (CovarianceType type : {CovarianceType::kFull, CovarianceType::kSpherical}) {
+    GmmFitOptions o = PrivateOptions(2, 2);
+    o.covariance = type;
+    o.unsafe_paper_mechanisms = true;
+    const GmmFit fit = MustFit(x, o, 17);
+    EXPECT_TRUE(fit.guarantee.guarantee_void);
+    EXPECT_TRUE(LedgerHasUnsafeRelease(fit.guarantee.ledger));
+    EXPECT_EQ(fit.guarantee.ledger.size(), 2u * (2 * 2 + 1));
+  }
+  GmmFitOptions diag = PrivateOptions(2, 2);
+  diag.covariance = CovarianceType::kDiagonal;
+  diag.unsafe_paper_mechanisms = true;
+  EXPECT_EQ(diag.Validate().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(PrivateGmmTest, RefusesBadOptionsAndData) {
+  const DataMatrix x = ThreeClusters(30, 18);
+  auto refused = [&](GmmFitOptions o, const DataMatrix& data) {
+    Generator gen = Generator::FromSeed(1);
+    StatusOr<GmmFit> fit = FitGmm(data, o, gen);
+    EXPECT_EQ(fit.status().code(), StatusCode::kInvalidArgument) << fit.status().ToString();
+  };
+  GmmFitOptions no_bound = PrivateOptions(2, 2);
+  no_bound.domain.data_norm = std::numeric_limits<double>::quiet_NaN();
+  refused(no_bound, x);  // A private fit needs the public R.
+  GmmFitOptions o = PrivateOptions(2, 2);
+  o.components = 31;
+  refused(o, x);  // K > N.
+  o = PrivateOptions(2, 2);
+  o.components = 0;
+  refused(o, x);
+  o = PrivateOptions(2, 0);
+  refused(o, x);
+  o = PrivateOptions(2, 2);
+  o.delta = 0.0;
+  refused(o, x);
+  o = PrivateOptions(2, 2);
+  o.epsilon = std::numeric_limits<double>::quiet_NaN();
+  refused(o, x);
+  o = PrivateOptions(2, 2);
+  o.domain.center = Eigen::Vector3d::Zero();
+  refused(o, x);  // Centre of the wrong dimension.
+  DataMatrix bad = x;
+  bad(3, 1) = std::numeric_limits<double>::quiet_NaN();
+  refused(PrivateOptions(2, 2), bad);
+}
+
+}  // namespace
+}  // namespace dpem

@@ -1,0 +1,152 @@
+// Differentially private Gaussian mixtures by moment perturbation: DP-EM of
+// park2016 and park2017 (Sec. 4-5), corrected as ../shared/privacy-notes.md
+// requires.
+//
+// The fit, for a fixed number J of iterations:
+//   1. Records are clipped to the public ball ||x - c|| <= R and mapped to the
+//      unit ball (data/domain.h). R has no default.
+//   2. Initial parameters are drawn from the generator, independent of the
+//      data: means uniform in the unit ball, equal weights, covariances
+//      I / (d + 2) (the covariance of the uniform law on the unit ball).
+//   3. Each iteration: E-step -> sufficient statistics (counts N_k, sums
+//      A_k, second moments B_k); one release of the K noisy counts and, per
+//      component, one release of A_k and one of B_k (2K + 1 releases, the
+//      papers' count); then the M-step (MLE or MAP) as post-processing of the
+//      noisy statistics. Releasing statistics instead of parameters means no
+//      sensitivity depends on N_k (true or noisy); the papers' noise on
+//      mu_k = A_k / N~_k is exactly noise on A_k divided by N~_k.
+//   4. The noise is calibrated once from (epsilon, delta, J, K) by the chosen
+//      accountant (accounting/calibration.h); the releases are recorded in
+//      the fit's ledger as they happen, and the ledger is re-accounted at the
+//      end: the reported epsilon is the accountant's for what was released.
+//
+// Sensitivities under replace-one neighbours, records in the unit ball, soft
+// responsibilities summing to one (derivations in docs/gmm.md):
+//   counts (vector of K):      L2 sqrt(2), L1 2
+//   sums A_k (d-vector):       L2 2,       L1 2 sqrt(d)
+//   second moments B_k:        full: Frobenius sqrt(2) (Analyze Gauss);
+//                              diagonal: L2 sqrt(2); spherical (trace): 1.
+//
+// Thread safety: FitGmm is reentrant; it uses only its arguments.
+#ifndef DPEM_MODELS_PRIVATE_GMM_H_
+#define DPEM_MODELS_PRIVATE_GMM_H_
+
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dpem/accounting/accountant.h"
+#include "dpem/accounting/calibration.h"
+#include "dpem/accounting/ledger.h"
+#include "dpem/data/domain.h"
+#include "dpem/data/matrix.h"
+#include "dpem/models/gmm.h"
+#include "dpem/random/generator.h"
+#include "dpem/status.h"
+
+namespace dpem {
+
+// Which mechanisms release (counts, sums, second moments) each iteration:
+// park2017's GGG (all Gaussian) or LLG (Laplace, Laplace, Gaussian).
+enum class GmmMechanisms { kGgg, kLlg };
+std::string_view GmmMechanismsName(GmmMechanisms m);  // "GGG", "LLG"
+StatusOr<GmmMechanisms> ParseGmmMechanisms(std::string_view name);
+
+// Sensitivities of the released statistics (see the file comment).
+inline constexpr double kCountsL2Sensitivity = 1.4142135623730951;   // sqrt(2)
+inline constexpr double kCountsL1Sensitivity = 2.0;
+inline constexpr double kSumsL2Sensitivity = 2.0;
+inline constexpr double kSecondMomentL2Sensitivity = 1.4142135623730951;  // full, diag
+inline constexpr double kTraceSensitivity = 1.0;                          // spherical
+// L1 sensitivity of a sum A_k in d dimensions: 2 sqrt(d).
+double SumsL1Sensitivity(Eigen::Index dimension);
+
+// What one iteration reports to a progress callback. It carries no
+// data-dependent value of a private fit: the progress line must not leak.
+struct GmmIterationReport {
+  int iteration = 0;  // 1-based.
+  int iterations = 0;
+  // Mean log-likelihood of the (unit-ball) training data before this
+  // iteration's M-step; only for non-private fits (NaN for private ones).
+  double mean_log_likelihood = std::numeric_limits<double>::quiet_NaN();
+};
+
+struct GmmFitOptions {
+  // Model. K and J have no defaults.
+  int components = 0;   // K >= 1, K <= N.
+  int iterations = 0;   // J >= 1.
+  CovarianceType covariance = CovarianceType::kFull;
+  Estimator estimator = Estimator::kMle;
+  // MAP prior; empty alpha means DefaultPrior(K, d) (park2017 supplement).
+  GmmPrior prior;
+
+  // Privacy. No defaults for epsilon and delta; epsilon = +infinity fits
+  // plain (non-private) EM with the same code and no releases.
+  double epsilon = std::numeric_limits<double>::quiet_NaN();
+  double delta = std::numeric_limits<double>::quiet_NaN();
+  // The public domain (R has no default; see data/domain.h).
+  DataDomain domain;
+  AccountantKind accountant = kDefaultAccountant;
+  GmmMechanisms mechanisms = GmmMechanisms::kGgg;
+  double per_release_delta = kDefaultPerReleaseDelta;
+  // park2016's Gamma (spherical) and Wishart (full) covariance mechanisms.
+  // They are NOT differentially private; using them voids the guarantee.
+  bool unsafe_paper_mechanisms = false;
+
+  // Numerics (unit-ball units). Added to every covariance's diagonal and
+  // used as the eigenvalue floor of noisy covariances.
+  double covariance_floor = 1e-6;
+  // Mass-loss rule: a component whose (noisy) count is below this keeps its
+  // previous mean and covariance; its weight comes from the count.
+  double min_component_count = 1.0;
+
+  // Called after each iteration, if set.
+  std::function<void(const GmmIterationReport&)> progress;
+
+  bool IsPrivate() const { return epsilon != std::numeric_limits<double>::infinity(); }
+  // Checks everything that does not need the data.
+  Status Validate() const;
+};
+
+// The privacy guarantee of a fit, as recorded in model files.
+struct GmmGuarantee {
+  bool is_private = false;
+  double target_epsilon = 0.0;
+  double target_delta = 0.0;
+  // What the accountant certifies for `ledger` (<= target).
+  double epsilon = 0.0;
+  double delta = 0.0;
+  AccountantKind accountant = kDefaultAccountant;
+  GmmMechanisms mechanisms = GmmMechanisms::kGgg;
+  double per_release_epsilon = 0.0;
+  // Noise multiplier of (counts, sums, second moments).
+  std::vector<double> noise_multipliers;
+  PrivacyLedger ledger;
+  // True if the guarantee does not hold; `void_reasons` says why.
+  bool guarantee_void = false;
+  std::vector<std::string> void_reasons;
+};
+
+struct GmmFit {
+  // The model of the data in its ORIGINAL units (unit-ball parameters mapped
+  // back through the domain transform).
+  GmmParameters parameters;
+  DataDomain domain;
+  GmmGuarantee guarantee;
+  // Number of records (public under replace-one neighbours).
+  Eigen::Index n = 0;
+  int iterations = 0;
+  Estimator estimator = Estimator::kMle;
+  // The seed of the generator, if it was seeded (not for production).
+  std::optional<std::uint64_t> seed;
+};
+
+// Fits a K-component mixture to `x` (original units). Requires
+// options.Validate() OK, N >= K, d >= 1 matching the domain's centre.
+StatusOr<GmmFit> FitGmm(const DataMatrix& x, const GmmFitOptions& options, Generator& gen);
+
+}  // namespace dpem
+
+#endif  // DPEM_MODELS_PRIVATE_GMM_H_

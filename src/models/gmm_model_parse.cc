@@ -1,0 +1,189 @@
+// Parsing of GMM model files: see dpem/models/gmm_model_io.h. Every field is
+// checked for presence and type, and the parameters are validated, so a
+// damaged or hostile file gives one InvalidArgument naming the problem.
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "dpem/models/gmm_model_io.h"
+
+namespace dpem {
+namespace {
+
+using nlohmann::json;
+
+StatusOr<const json*> Field(const json& object, const std::string& key) {
+  if (!object.is_object()) return InvalidArgumentError("expected an object around '" + key + "'");
+  auto it = object.find(key);
+  if (it == object.end()) return InvalidArgumentError("missing field '" + key + "'");
+  return &*it;
+}
+
+StatusOr<double> NumberField(const json& object, const std::string& key) {
+  DPEM_ASSIGN_OR_RETURN(const json* v, Field(object, key));
+  if (!v->is_number()) return InvalidArgumentError("field '" + key + "' must be a number");
+  return v->get<double>();
+}
+
+StatusOr<std::string> StringField(const json& object, const std::string& key) {
+  DPEM_ASSIGN_OR_RETURN(const json* v, Field(object, key));
+  if (!v->is_string()) return InvalidArgumentError("field '" + key + "' must be a string");
+  return v->get<std::string>();
+}
+
+StatusOr<bool> BoolField(const json& object, const std::string& key) {
+  DPEM_ASSIGN_OR_RETURN(const json* v, Field(object, key));
+  if (!v->is_boolean()) return InvalidArgumentError("field '" + key + "' must be true or false");
+  return v->get<bool>();
+}
+
+StatusOr<Eigen::VectorXd> VectorFrom(const json& v, const std::string& what) {
+  if (!v.is_array()) return InvalidArgumentError(what + " must be an array of numbers");
+  Eigen::VectorXd out(static_cast<Eigen::Index>(v.size()));
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_number()) return InvalidArgumentError(what + " must be an array of numbers");
+    out(static_cast<Eigen::Index>(i)) = v[i].get<double>();
+  }
+  return out;
+}
+
+StatusOr<Eigen::MatrixXd> MatrixFrom(const json& v, Eigen::Index rows, Eigen::Index cols,
+                                     const std::string& what) {
+  const std::string shape = what + " must be a " + std::to_string(rows) + " x " +
+                            std::to_string(cols) + " array of numbers";
+  if (!v.is_array() || static_cast<Eigen::Index>(v.size()) != rows) {
+    return InvalidArgumentError(shape);
+  }
+  Eigen::MatrixXd out(rows, cols);
+  for (Eigen::Index i = 0; i < rows; ++i) {
+    DPEM_ASSIGN_OR_RETURN(Eigen::VectorXd row, VectorFrom(v[static_cast<std::size_t>(i)], what));
+    if (row.size() != cols) return InvalidArgumentError(shape);
+    out.row(i) = row.transpose();
+  }
+  return out;
+}
+
+StatusOr<GmmParameters> ParametersFrom(const json& model) {
+  GmmParameters p;
+  DPEM_ASSIGN_OR_RETURN(const std::string type, StringField(model, "covariance_type"));
+  DPEM_ASSIGN_OR_RETURN(p.type, ParseCovarianceType(type));
+  DPEM_ASSIGN_OR_RETURN(const double k, NumberField(model, "components"));
+  DPEM_ASSIGN_OR_RETURN(const double d, NumberField(model, "dimension"));
+  if (!(k >= 1 && k <= 1e6 && d >= 1 && d <= 1e6 && k == std::floor(k) && d == std::floor(d))) {
+    return InvalidArgumentError("components and dimension must be whole numbers >= 1");
+  }
+  const auto K = static_cast<Eigen::Index>(k), D = static_cast<Eigen::Index>(d);
+  DPEM_ASSIGN_OR_RETURN(const json* params, Field(model, "parameters"));
+  DPEM_ASSIGN_OR_RETURN(const json* weights, Field(*params, "weights"));
+  DPEM_ASSIGN_OR_RETURN(p.weights, VectorFrom(*weights, "weights"));
+  if (p.weights.size() != K) return InvalidArgumentError("weights must have K entries");
+  DPEM_ASSIGN_OR_RETURN(const json* means, Field(*params, "means"));
+  DPEM_ASSIGN_OR_RETURN(p.means, MatrixFrom(*means, K, D, "means"));
+  DPEM_ASSIGN_OR_RETURN(const json* covs, Field(*params, "covariances"));
+  if (!covs->is_array() || static_cast<Eigen::Index>(covs->size()) != K) {
+    return InvalidArgumentError("covariances must hold K matrices");
+  }
+  for (const json& c : *covs) {
+    DPEM_ASSIGN_OR_RETURN(Eigen::MatrixXd m, MatrixFrom(c, D, D, "each covariance"));
+    p.covariances.push_back(std::move(m));
+  }
+  DPEM_RETURN_IF_ERROR(ValidateParameters(p));
+  return p;
+}
+
+StatusOr<DataDomain> DomainFrom(const json& model, Eigen::Index d) {
+  DPEM_ASSIGN_OR_RETURN(const json* t, Field(model, "data_transform"));
+  DataDomain domain;
+  DPEM_ASSIGN_OR_RETURN(domain.data_norm, NumberField(*t, "data_norm"));
+  DPEM_ASSIGN_OR_RETURN(domain.from_data, BoolField(*t, "from_data"));
+  DPEM_ASSIGN_OR_RETURN(const json* center, Field(*t, "center"));
+  DPEM_ASSIGN_OR_RETURN(domain.center, VectorFrom(*center, "center"));
+  if (domain.center.size() != d) return InvalidArgumentError("center must have d entries");
+  DPEM_RETURN_IF_ERROR(ValidateDomain(domain));
+  return domain;
+}
+
+StatusOr<PrivacyLedger> LedgerFrom(const json& releases) {
+  if (!releases.is_array()) return InvalidArgumentError("releases must be an array");
+  PrivacyLedger ledger;
+  for (const json& r : releases) {
+    Release release;
+    DPEM_ASSIGN_OR_RETURN(const std::string mechanism, StringField(r, "mechanism"));
+    DPEM_ASSIGN_OR_RETURN(release.mechanism, ParseMechanismKind(mechanism));
+    DPEM_ASSIGN_OR_RETURN(release.sensitivity, NumberField(r, "sensitivity"));
+    DPEM_ASSIGN_OR_RETURN(release.noise_scale, NumberField(r, "noise_scale"));
+    DPEM_ASSIGN_OR_RETURN(release.label, StringField(r, "label"));
+    DPEM_RETURN_IF_ERROR(ledger.Record(std::move(release)));
+  }
+  return ledger;
+}
+
+Status PrivateFieldsFrom(const json& privacy, GmmGuarantee& g) {
+  DPEM_ASSIGN_OR_RETURN(g.epsilon, NumberField(privacy, "epsilon"));
+  DPEM_ASSIGN_OR_RETURN(g.delta, NumberField(privacy, "delta"));
+  DPEM_ASSIGN_OR_RETURN(g.target_epsilon, NumberField(privacy, "target_epsilon"));
+  DPEM_ASSIGN_OR_RETURN(g.target_delta, NumberField(privacy, "target_delta"));
+  DPEM_ASSIGN_OR_RETURN(const std::string accountant, StringField(privacy, "accountant"));
+  DPEM_ASSIGN_OR_RETURN(g.accountant, ParseAccountantKind(accountant));
+  DPEM_ASSIGN_OR_RETURN(const std::string mechanisms, StringField(privacy, "mechanisms"));
+  DPEM_ASSIGN_OR_RETURN(g.mechanisms, ParseGmmMechanisms(mechanisms));
+  DPEM_ASSIGN_OR_RETURN(g.per_release_epsilon, NumberField(privacy, "per_release_epsilon"));
+  DPEM_ASSIGN_OR_RETURN(const json* z, Field(privacy, "noise_multipliers"));
+  DPEM_ASSIGN_OR_RETURN(Eigen::VectorXd zv, VectorFrom(*z, "noise_multipliers"));
+  g.noise_multipliers.assign(zv.data(), zv.data() + zv.size());
+  DPEM_ASSIGN_OR_RETURN(const json* releases, Field(privacy, "releases"));
+  DPEM_ASSIGN_OR_RETURN(g.ledger, LedgerFrom(*releases));
+  return OkStatus();
+}
+
+StatusOr<GmmGuarantee> GuaranteeFrom(const json& model, std::optional<std::uint64_t>& seed) {
+  DPEM_ASSIGN_OR_RETURN(const json* privacy, Field(model, "privacy"));
+  GmmGuarantee g;
+  DPEM_ASSIGN_OR_RETURN(g.is_private, BoolField(*privacy, "private"));
+  DPEM_ASSIGN_OR_RETURN(g.guarantee_void, BoolField(*privacy, "guarantee_void"));
+  DPEM_ASSIGN_OR_RETURN(const json* reasons, Field(*privacy, "void_reasons"));
+  if (!reasons->is_array()) return InvalidArgumentError("void_reasons must be an array");
+  for (const json& r : *reasons) {
+    if (!r.is_string()) return InvalidArgumentError("void_reasons must hold strings");
+    g.void_reasons.push_back(r.get<std::string>());
+  }
+  auto s = privacy->find("seed");
+  if (s != privacy->end()) {
+    if (!s->is_number_unsigned()) return InvalidArgumentError("seed must be a whole number");
+    seed = s->get<std::uint64_t>();
+  }
+  if (g.is_private) DPEM_RETURN_IF_ERROR(PrivateFieldsFrom(*privacy, g));
+  return g;
+}
+
+StatusOr<GmmFit> FitFrom(const json& model) {
+  DPEM_ASSIGN_OR_RETURN(const std::string format, StringField(model, "format"));
+  if (format != kGmmModelFormat) {
+    return InvalidArgumentError("not a dpem Gaussian-mixture model (format '" + format + "')");
+  }
+  DPEM_ASSIGN_OR_RETURN(const double version, NumberField(model, "version"));
+  if (version != kGmmModelVersion) {
+    return InvalidArgumentError("unsupported model version " + std::to_string(version));
+  }
+  GmmFit fit;
+  DPEM_ASSIGN_OR_RETURN(fit.parameters, ParametersFrom(model));
+  DPEM_ASSIGN_OR_RETURN(fit.domain, DomainFrom(model, fit.parameters.dimension()));
+  DPEM_ASSIGN_OR_RETURN(const std::string estimator, StringField(model, "estimator"));
+  DPEM_ASSIGN_OR_RETURN(fit.estimator, ParseEstimator(estimator));
+  DPEM_ASSIGN_OR_RETURN(const double n, NumberField(model, "n"));
+  DPEM_ASSIGN_OR_RETURN(const double iterations, NumberField(model, "iterations"));
+  fit.n = static_cast<Eigen::Index>(n);
+  fit.iterations = static_cast<int>(iterations);
+  DPEM_ASSIGN_OR_RETURN(fit.guarantee, GuaranteeFrom(model, fit.seed));
+  return fit;
+}
+
+}  // namespace
+
+StatusOr<GmmFit> GmmModelFromJson(const std::string& text) {
+  const json model = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (model.is_discarded()) return InvalidArgumentError("not valid JSON");
+  return FitFrom(model);
+}
+
+}  // namespace dpem

@@ -1,0 +1,201 @@
+// dpem fit gmm: fit a (private) Gaussian mixture and write a model file.
+#include <unistd.h>
+
+#include <cmath>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "dpem/data/io.h"
+#include "dpem/models/gmm_model_io.h"
+#include "dpem/models/private_gmm.h"
+#include "internal/file_util.h"
+
+namespace dpem::cli {
+namespace {
+
+struct FitGmmFlags {
+  std::string input;
+  std::string output;
+  long long components = 0;
+  long long iterations = 0;
+  std::string covariance = "full";
+  std::string estimator = "mle";
+  std::string epsilon_text;
+  double delta = std::numeric_limits<double>::quiet_NaN();
+  std::string accountant{AccountantName(kDefaultAccountant)};
+  std::string mechanisms = "GGG";
+  std::optional<double> data_norm;
+  std::vector<double> data_center;
+  bool data_norm_from_data = false;
+  bool unsafe_paper_mechanisms = false;
+  double per_release_delta = kDefaultPerReleaseDelta;
+  double covariance_floor = 1e-6;
+  std::optional<std::uint64_t> seed;
+  bool quiet = false;
+};
+
+StatusOr<double> ParseEpsilon(const std::string& text) {
+  if (text == "inf" || text == "infinity") return std::numeric_limits<double>::infinity();
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value) ||
+      value <= 0.0) {
+    return InvalidArgumentError("--epsilon: must be a finite number > 0, or inf for "
+                                "non-private EM, got '" + text + "'");
+  }
+  return value;
+}
+
+// Privacy flags: only meaningful (and then required) for private fits.
+Status PrivacyFlagsInto(const FitGmmFlags& f, GmmFitOptions& o) {
+  DPEM_ASSIGN_OR_RETURN(o.accountant, ParseAccountantFlag("--accountant", f.accountant));
+  StatusOr<GmmMechanisms> m = ParseGmmMechanisms(f.mechanisms);
+  if (!m.ok()) return InvalidArgumentError("--mechanisms: " + m.status().message());
+  o.mechanisms = *m;
+  o.unsafe_paper_mechanisms = f.unsafe_paper_mechanisms;
+  o.per_release_delta = f.per_release_delta;
+  if (f.data_norm) DPEM_RETURN_IF_ERROR(RequirePositiveFinite("--data-norm", *f.data_norm));
+  if (f.data_norm) o.domain.data_norm = *f.data_norm;
+  if (!f.data_center.empty()) {
+    o.domain.center = Eigen::Map<const Eigen::VectorXd>(
+        f.data_center.data(), static_cast<Eigen::Index>(f.data_center.size()));
+  }
+  if (!o.IsPrivate()) return OkStatus();
+  DPEM_RETURN_IF_ERROR(RequireOpenUnitInterval("--delta", f.delta));
+  o.delta = f.delta;
+  if (f.data_norm && f.data_norm_from_data) {
+    return InvalidArgumentError("--data-norm and --data-norm-from-data exclude each other");
+  }
+  if (!f.data_norm && !f.data_norm_from_data) {
+    return InvalidArgumentError(
+        "--data-norm: a private fit needs the public bound R on the records' norm (or "
+        "--data-norm-from-data, which voids the guarantee)");
+  }
+  return OkStatus();
+}
+
+StatusOr<GmmFitOptions> OptionsFromFlags(const FitGmmFlags& f) {
+  GmmFitOptions o;
+  DPEM_RETURN_IF_ERROR(RequireAtLeast("--components", f.components, 1));
+  DPEM_RETURN_IF_ERROR(RequireAtLeast("--iterations", f.iterations, 1));
+  if (f.iterations > 100000 || f.components > 100000) {
+    return InvalidArgumentError("--iterations and --components: must be <= 100000");
+  }
+  o.components = static_cast<int>(f.components);
+  o.iterations = static_cast<int>(f.iterations);
+  StatusOr<CovarianceType> cov = ParseCovarianceType(f.covariance);
+  if (!cov.ok()) return InvalidArgumentError("--covariance: " + cov.status().message());
+  o.covariance = *cov;
+  StatusOr<Estimator> est = ParseEstimator(f.estimator);
+  if (!est.ok()) return InvalidArgumentError("--estimator: " + est.status().message());
+  o.estimator = *est;
+  DPEM_ASSIGN_OR_RETURN(o.epsilon, ParseEpsilon(f.epsilon_text));
+  DPEM_RETURN_IF_ERROR(RequirePositiveFinite("--covariance-floor", f.covariance_floor));
+  o.covariance_floor = f.covariance_floor;
+  DPEM_RETURN_IF_ERROR(PrivacyFlagsInto(f, o));
+  return o;
+}
+
+// "dpem fit gmm: iteration 3/10" rewritten in place on a terminal.
+std::function<void(const GmmIterationReport&)> ProgressLine(bool quiet) {
+  if (quiet || !::isatty(STDERR_FILENO)) return nullptr;
+  return [](const GmmIterationReport& r) {
+    std::cerr << "\rdpem fit gmm: iteration " << r.iteration << "/" << r.iterations;
+    if (std::isfinite(r.mean_log_likelihood)) {
+      std::cerr << ", mean log-likelihood (unit ball) " << r.mean_log_likelihood;
+    }
+    std::cerr << (r.iteration == r.iterations ? "\n" : "") << std::flush;
+  };
+}
+
+StatusOr<Generator> MakeGenerator(const std::optional<std::uint64_t>& seed) {
+  if (seed) return Generator::FromSeed(*seed);
+  return Generator::FromOsEntropy();
+}
+
+void WarnAboutGuarantee(const GmmFit& fit, bool quiet) {
+  if (quiet) return;
+  for (const std::string& reason : fit.guarantee.void_reasons) {
+    std::cerr << "dpem fit gmm: warning: the privacy guarantee is VOID: " << reason << "\n";
+  }
+  if (fit.seed && fit.guarantee.is_private) {
+    std::cerr << "dpem fit gmm: warning: seeded generator (--seed): reproducible noise, "
+                 "not for production releases\n";
+  }
+}
+
+Status RunFitGmm(const FitGmmFlags& f) {
+  DPEM_ASSIGN_OR_RETURN(GmmFitOptions options, OptionsFromFlags(f));
+  DPEM_RETURN_IF_ERROR(options.Validate());
+  DPEM_RETURN_IF_ERROR(internal::CheckCanCreate(f.output));
+  DPEM_ASSIGN_OR_RETURN(const DataMatrix x, ReadMatrix(f.input));
+  options.progress = ProgressLine(f.quiet);
+  DPEM_ASSIGN_OR_RETURN(Generator gen, MakeGenerator(f.seed));
+  StatusOr<GmmFit> fit = FitGmm(x, options, gen);
+  if (!fit.ok()) return Status(fit.status().code(), f.input + ": " + fit.status().message());
+  WarnAboutGuarantee(*fit, f.quiet);
+  return WriteGmmModel(f.output, *fit);
+}
+
+void AddPrivacyOptions(CLI::App* app, FitGmmFlags& f) {
+  app->add_option("--epsilon", f.epsilon_text,
+                  "Total privacy budget epsilon (> 0), or inf to fit plain EM without privacy")
+      ->required();
+  app->add_option("--delta", f.delta, "Total delta, in (0, 1); required for private fits");
+  app->add_option("--accountant", f.accountant,
+                  "Composition method calibrating the noise: " + AccountantNameList() +
+                      " (default: rdp, the tightest)");
+  app->add_option("--mechanisms", f.mechanisms,
+                  "Noise for (counts, sums, second moments): GGG = Gaussian for all, LLG = "
+                  "Laplace, Laplace, Gaussian (park2017; default GGG)");
+  app->add_option("--data-norm", f.data_norm,
+                  "Public bound R on the L2 norm of a record (after --data-center); records "
+                  "beyond it are clipped. Required for private fits; no default");
+  app->add_option("--data-center", f.data_center,
+                  "Public centre c of the domain, comma-separated (default: the origin)")
+      ->delimiter(',');
+  app->add_flag("--data-norm-from-data", f.data_norm_from_data,
+                "Take R from the data's largest norm. This reveals the largest record: the "
+                "model is marked as having NO valid privacy guarantee");
+  app->add_flag("--unsafe-paper-mechanisms", f.unsafe_paper_mechanisms,
+                "Use park2016's Gamma (spherical) or Wishart (full) covariance noise, for "
+                "reproducing the paper only. They are NOT differentially private: their noise "
+                "is one-sided, so the output's support depends on the data; the model is "
+                "marked void");
+  app->add_option("--per-release-delta", f.per_release_delta,
+                  "delta_i of park2017's parametrisation of Gaussian noise (default 1e-6); "
+                  "sets the Laplace/Gaussian noise ratio under LLG");
+}
+
+}  // namespace
+
+Command AddFitCommand(CLI::App& root) {
+  auto f = std::make_shared<FitGmmFlags>();
+  CLI::App* fit = root.add_subcommand("fit", "Fit a model to data.");
+  fit->require_subcommand(1);
+  CLI::App* app = fit->add_subcommand(
+      "gmm", "Fit a Gaussian mixture by (differentially private) EM and write a model file.");
+  app->add_option("--input", f->input, "Data: .csv (one record per row) or .npy")->required();
+  app->add_option("--output", f->output, "Model file to write (JSON)")->required();
+  app->add_option("--components", f->components, "Number of components K (>= 1, <= N)")
+      ->required();
+  app->add_option("--iterations", f->iterations, "Number of EM iterations J (>= 1), fixed")
+      ->required();
+  app->add_option("--covariance", f->covariance, "full, diag or spherical (default full)");
+  app->add_option("--estimator", f->estimator,
+                  "mle, or map with park2017's priors (default mle)");
+  AddPrivacyOptions(app, *f);
+  app->add_option("--covariance-floor", f->covariance_floor,
+                  "Added to every covariance's diagonal, in unit-ball units (default 1e-6)");
+  app->add_option("--seed", f->seed,
+                  "Seed a reproducible generator (tests and experiments only; recorded in "
+                  "the model). Default: a CSPRNG keyed by the operating system");
+  app->add_flag("--quiet", f->quiet, "No progress line or warnings on stderr");
+  return {app, [f] { return RunFitGmm(*f); }};
+}
+
+}  // namespace dpem::cli
