@@ -2,6 +2,8 @@
 #include "dpem/models/private_gmm.h"
 
 #include <cmath>
+
+#include <Eigen/Eigenvalues>
 #include <string>
 
 #include "dpem/mechanisms/additive_noise.h"
@@ -174,6 +176,54 @@ Status ApplyUnsafeMechanisms(GmmParameters& p, const GmmStatistics& noisy, doubl
   return OkStatus();
 }
 
+// Post-processing of a private M-step that uses only the public domain: every
+// record lies in the unit ball, so a mixture fitted to them has its means in
+// the ball and no variance above 1. Noisy statistics can break both; project
+// the means onto the ball and the covariances' eigenvalues into
+// [floor, kMaxUnitBallVariance].
+constexpr double kMaxUnitBallVariance = 1.0;
+
+Status ProjectToDomain(GmmParameters& p, const Eigen::VectorXd& floors) {
+  for (Eigen::Index c = 0; c < p.components(); ++c) {
+    const double floor = floors(c);
+    const double norm = p.means.row(c).norm();
+    if (norm > 1.0) p.means.row(c) /= norm;
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(p.covariances[c]);
+    if (eig.info() != Eigen::Success) {
+      return NumericalError("eigen-decomposition of a covariance failed");
+    }
+    const Eigen::VectorXd clamped =
+        eig.eigenvalues().cwiseMax(floor).cwiseMin(kMaxUnitBallVariance);
+    Eigen::MatrixXd cov = eig.eigenvectors() * clamped.asDiagonal() *
+                          eig.eigenvectors().transpose();
+    p.covariances[c] = 0.5 * (cov + cov.transpose());
+    if (p.type != CovarianceType::kFull) {  // Keep the exact structure.
+      p.covariances[c] = Eigen::MatrixXd(p.covariances[c].diagonal().asDiagonal());
+    }
+  }
+  return OkStatus();
+}
+
+// The eigenvalue floor of each private covariance: the standard deviation of
+// the noise its released second moment carries per entry, divided by the
+// noisy count (and by d for a spherical trace), times sqrt(d) for a full
+// matrix (the order of the noise matrix's spectral norm). Eigenvalues below it
+// are indistinguishable from noise. Post-processing of released values only.
+Eigen::VectorXd NoiseAwareFloors(const GmmStatistics& noisy, const ReleasePlan& plan,
+                                 const GmmFitOptions& o) {
+  const double d = static_cast<double>(noisy.sums.cols());
+  const double per_entry = plan.second.NoiseScale();
+  double factor = 1.0;
+  if (o.covariance == CovarianceType::kFull) factor = std::sqrt(d);
+  if (o.covariance == CovarianceType::kSpherical) factor = 1.0 / d;
+  Eigen::VectorXd floors(noisy.counts.size());
+  for (Eigen::Index c = 0; c < floors.size(); ++c) {
+    const double n_k = std::max(noisy.counts(c), 1.0);
+    floors(c) = std::max(o.covariance_floor, factor * per_entry / n_k);
+  }
+  return floors;
+}
+
 struct EmState {
   GmmParameters params;
   PrivacyLedger ledger;
@@ -203,6 +253,9 @@ Status Iterate(const DataMatrix& unit, const GmmFitOptions& o, const ReleasePlan
   DPEM_ASSIGN_OR_RETURN(state.params, MStep(s, state.params, n, m));
   if (plan != nullptr && o.unsafe_paper_mechanisms) {
     DPEM_RETURN_IF_ERROR(ApplyUnsafeMechanisms(state.params, s, eps_i, it, gen, state.ledger));
+  }
+  if (plan != nullptr) {
+    DPEM_RETURN_IF_ERROR(ProjectToDomain(state.params, NoiseAwareFloors(s, *plan, o)));
   }
   if (o.progress) o.progress(report);
   return OkStatus();
