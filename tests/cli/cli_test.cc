@@ -1,6 +1,7 @@
 // End-to-end tests of the dpem binary: exit codes, one-line errors naming the
 // flag, and JSON outputs checked against closed forms computed here.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -29,7 +30,9 @@ std::string ReadFile(const std::string& path) {
 
 // Runs the dpem binary with `args` (already shell-quoted where needed).
 RunResult RunDpem(const std::string& args) {
-  const std::string err_path = ::testing::TempDir() + "dpem_cli_test_stderr.txt";
+  // One capture file per process: CTest runs the cases in parallel processes.
+  const std::string err_path =
+      ::testing::TempDir() + "dpem_cli_test_stderr." + std::to_string(::getpid()) + ".txt";
   const std::string command = std::string(DPEM_CLI_PATH) + " " + args + " 2>" + err_path;
   RunResult result;
   FILE* pipe = popen(command.c_str(), "r");
