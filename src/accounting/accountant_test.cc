@@ -11,30 +11,12 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/exact_privacy.h"
+
 namespace dpem {
 namespace {
 
 // --- Independent reference computations -------------------------------
-
-double Phi(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
-
-// Balle-Wang Thm 8 for noise multiplier z, evaluated directly.
-double ExactGaussianDelta(double z, double eps) {
-  return Phi(0.5 / z - eps * z) - std::exp(eps) * Phi(-0.5 / z - eps * z);
-}
-
-// Exact epsilon of a Gaussian mechanism at delta, by plain bisection. J
-// Gaussian releases with multiplier z compose to one with z / sqrt(J).
-double ExactGaussianEpsilon(double z, double delta) {
-  double lo = 0.0, hi = 1.0;
-  while (ExactGaussianDelta(z, hi) > delta) hi *= 2.0;
-  if (ExactGaussianDelta(z, 0.0) <= delta) return 0.0;
-  for (int i = 0; i < 200; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (ExactGaussianDelta(z, mid) > delta ? lo : hi) = mid;
-  }
-  return lo;
-}
 
 PrivacyLedger Homogeneous(MechanismKind kind, double z, int count) {
   PrivacyLedger ledger;
@@ -69,7 +51,7 @@ std::vector<GridPoint> Grid() {
 TEST(AccountantTest, EveryAccountantIsAtLeastTheExactGaussianEpsilon) {
   for (const GridPoint& p : Grid()) {
     const PrivacyLedger ledger = Homogeneous(MechanismKind::kGaussian, p.z, p.compositions);
-    const double exact = ExactGaussianEpsilon(p.z / std::sqrt(p.compositions), p.delta);
+    const double exact = test_support::ExactGaussianEpsilon(p.z / std::sqrt(p.compositions), p.delta);
     for (AccountantKind kind : AllAccountants()) {
       EXPECT_GE(Epsilon(ledger, p.delta, kind), exact)
           << AccountantName(kind) << " z=" << p.z << " J=" << p.compositions
@@ -162,7 +144,7 @@ TEST(AccountantTest, PureLaplaceLinearAndAdvancedMatchTheBook) {
 TEST(AccountantTest, LinearGaussianSplitsDeltaEquallyOverReleases) {
   for (const GridPoint& p : Grid()) {
     const PrivacyLedger ledger = Homogeneous(MechanismKind::kGaussian, p.z, p.compositions);
-    const double each = ExactGaussianEpsilon(p.z, p.delta / p.compositions);
+    const double each = test_support::ExactGaussianEpsilon(p.z, p.delta / p.compositions);
     const double linear = Epsilon(ledger, p.delta, AccountantKind::kLinear);
     EXPECT_GE(linear, p.compositions * each);
     EXPECT_LE(linear, p.compositions * each * (1 + 1e-7) + 1e-12);

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/exact_privacy.h"
+
 #include <cmath>
 #include <string>
 #include <vector>
@@ -70,24 +72,6 @@ double HomogeneousDeltaLogSpace(int k, double eps, double eps_g) {
 // k eps (e^eps - 1) + sqrt(2 k ln(1/delta')) eps.
 double PaperAdvancedEpsilon(int k, double eps, double slack) {
   return k * eps * (std::exp(eps) - 1.0) + std::sqrt(2.0 * k * std::log(1.0 / slack)) * eps;
-}
-
-double Phi(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
-
-// Balle-Wang 2018 Thm. 8, sensitivity 1, sigma = z.
-double GaussianExactDelta(double z, double eps) {
-  return Phi(0.5 / z - eps * z) - std::exp(eps) * Phi(-0.5 / z - eps * z);
-}
-
-// Smallest eps with GaussianExactDelta <= delta, by plain bisection.
-double GaussianExactEpsilon(double z, double delta) {
-  double lo = 0.0, hi = 1.0;
-  while (GaussianExactDelta(z, hi) > delta) hi *= 2.0;
-  for (int i = 0; i < 200; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (GaussianExactDelta(z, mid) > delta ? lo : hi) = mid;
-  }
-  return hi;
 }
 
 // CKS 2020 Prop. 12 for (alpha, alpha rho)-RDP, written independently.
@@ -344,7 +328,7 @@ TEST(ZcdpTest, TightNeverAboveClassic) {
 TEST(ZcdpTest, TightIsSoundAndNearlyTightForGaussian) {
   for (double z : {0.5, 1.0, 3.0, 10.0, 50.0}) {
     for (double delta : {1e-3, 1e-6, 1e-10}) {
-      const double exact = GaussianExactEpsilon(z, delta);
+      const double exact = test_support::ExactGaussianEpsilon(z, delta);
       StatusOr<double> tight = ZcdpToEpsilonTight(1.0 / (2.0 * z * z), delta);
       ASSERT_TRUE(tight.ok());
       SCOPED_TRACE(testing::Message() << "z=" << z << " delta=" << delta);

@@ -27,6 +27,7 @@
 #include "dpem/mechanisms/analyze_gauss.h"
 #include "dpem/mechanisms/unsafe_paper_mechanisms.h"
 #include "dpem/random/generator.h"
+#include "testing/statistics.h"
 
 namespace dpem {
 namespace {
@@ -38,36 +39,9 @@ constexpr double kAlpha = 1e-4;
 constexpr double kGaussianKurtosis = 3.0;
 constexpr double kLaplaceKurtosis = 6.0;
 
-// P(K > c) for the limiting Kolmogorov distribution of sqrt(n) D_n.
-double KolmogorovSurvival(double c) {
-  double sum = 0.0;
-  for (int k = 1; k <= 100; ++k) {
-    const double term = std::exp(-2.0 * k * k * c * c);
-    sum += (k % 2 == 1 ? term : -term);
-  }
-  return 2.0 * sum;
-}
-
-// The asymptotic KS critical value of D_n at level kAlpha (bisection).
-double KsCriticalValue(std::size_t n) {
-  double lo = 0.3, hi = 10.0;
-  for (int i = 0; i < 200; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (KolmogorovSurvival(mid) > kAlpha ? lo : hi) = mid;
-  }
-  return hi / std::sqrt(static_cast<double>(n));
-}
-
 template <typename Distribution>
-void ExpectKsAccepts(std::vector<double> x, const Distribution& dist) {
-  std::sort(x.begin(), x.end());
-  const double n = static_cast<double>(x.size());
-  double d = 0.0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const double f = boost::math::cdf(dist, x[i]);
-    d = std::max({d, (i + 1) / n - f, f - i / n});
-  }
-  EXPECT_LT(d, KsCriticalValue(x.size())) << "KS statistic, n = " << n;
+void ExpectKsAccepts(const std::vector<double>& x, const Distribution& dist) {
+  test_support::ExpectKsAccepts(x, dist, kAlpha);
 }
 
 // Checks mean ~ 0 and SD ~ `sd` of the noise samples `x`.
@@ -83,21 +57,6 @@ void ExpectScale(const std::vector<double>& x, double sd, double kurtosis) {
   ASSERT_LE(rel_tol, kMaxRelativeSdError) << "test design: too few samples";
   EXPECT_NEAR(s / sd, 1.0, rel_tol) << "empirical SD " << s << " vs " << sd;
   EXPECT_NEAR(mean, 0.0, kMaxStandardErrors * sd / std::sqrt(n));
-}
-
-// Sample correlation of x and y, which should be within 5/sqrt(n) of 0 for
-// independent noise coordinates.
-double Correlation(const std::vector<double>& x, const std::vector<double>& y) {
-  const double n = static_cast<double>(x.size());
-  double mx = 0, my = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) mx += x[i] / n, my += y[i] / n;
-  double sxy = 0, sxx = 0, syy = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    sxy += (x[i] - mx) * (y[i] - my);
-    sxx += (x[i] - mx) * (x[i] - mx);
-    syy += (y[i] - my) * (y[i] - my);
-  }
-  return sxy / std::sqrt(sxx * syy);
 }
 
 std::vector<double> Scaled(const std::vector<double>& x, double by) {
@@ -135,7 +94,7 @@ TEST(MechanismsStatisticalTest,
   const auto noise = VectorNoise(spec, 41);
   for (const auto& col : noise) ExpectScale(col, sigma, kGaussianKurtosis);
   ExpectScale(Pooled(noise), sigma, kGaussianKurtosis);
-  EXPECT_LT(std::fabs(Correlation(noise[0], noise[1])),
+  EXPECT_LT(std::fabs(test_support::Correlation(noise[0], noise[1])),
             5 / std::sqrt(kReleases));
   ExpectKsAccepts(Scaled(Pooled(noise), sigma), boost::math::normal(0, 1));
 }
@@ -145,7 +104,7 @@ TEST(MechanismsStatisticalTest, LaplaceVectorNoiseHasSdSqrt2TimesB) {
   const double b = 0.3 * 2.0;
   const auto noise = VectorNoise(spec, 42);
   ExpectScale(Pooled(noise), std::sqrt(2.0) * b, kLaplaceKurtosis);
-  EXPECT_LT(std::fabs(Correlation(noise[2], noise[3])),
+  EXPECT_LT(std::fabs(test_support::Correlation(noise[2], noise[3])),
             5 / std::sqrt(kReleases));
   ExpectKsAccepts(Scaled(Pooled(noise), b), boost::math::laplace(0, 1));
 }

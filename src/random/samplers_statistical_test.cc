@@ -15,64 +15,23 @@
 #include <gtest/gtest.h>
 
 #include "dpem/random/samplers.h"
+#include "testing/statistics.h"
 
 namespace dpem {
 namespace {
+
+using test_support::Correlation;
+using test_support::KolmogorovCriticalValue;
+using test_support::KsStatistic;
 
 constexpr double kAlpha = 1e-4;  // Size of every KS test.
 constexpr double kMaxStandardErrors = 5.0;
 constexpr int kScalarSamples = 50000;
 
-// P(K > c) for the limiting Kolmogorov distribution of sqrt(n) D_n:
-// 2 sum_{k>=1} (-1)^(k-1) exp(-2 k^2 c^2).
-double KolmogorovSurvival(double c) {
-  double sum = 0.0;
-  for (int k = 1; k <= 100; ++k) {
-    const double term = std::exp(-2.0 * k * k * c * c);
-    sum += (k % 2 == 1 ? term : -term);
-    if (term < 1e-300) break;
-  }
-  return 2.0 * sum;
-}
-
-// c(alpha) with KolmogorovSurvival(c) = alpha, by bisection on [0.3, 10].
-double KolmogorovCriticalValue(double alpha) {
-  double lo = 0.3;
-  double hi = 10.0;
-  for (int i = 0; i < 200; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (KolmogorovSurvival(mid) > alpha ? lo : hi) = mid;
-  }
-  return hi;
-}
-
-// The KS statistic sup_x |F_n(x) - F(x)| of `samples` against `cdf`.
-double KsStatistic(std::vector<double> samples,
-                   const std::function<double(double)>& cdf) {
-  std::sort(samples.begin(), samples.end());
-  const double n = static_cast<double>(samples.size());
-  double d = 0.0;
-  for (std::size_t i = 0; i < samples.size(); ++i) {
-    const double f = cdf(samples[i]);
-    d = std::max({d, (i + 1) / n - f, f - i / n});
-  }
-  return d;
-}
-
-// The asymptotic critical value of D_n at kAlpha. For finite n the law of
-// sqrt(n) D_n is stochastically smaller than its limit, so this is slightly
-// conservative.
-double KsCriticalValue(std::size_t n) {
-  return KolmogorovCriticalValue(kAlpha) / std::sqrt(static_cast<double>(n));
-}
-
-// Expects `samples` to pass a KS test of size kAlpha against Boost `dist`.
+// Expects a KS test of size kAlpha to accept `samples` against `dist`.
 template <typename Distribution>
-void ExpectKsAccepts(const std::vector<double>& samples,
-                     const Distribution& dist) {
-  const double d = KsStatistic(
-      samples, [&dist](double x) { return boost::math::cdf(dist, x); });
-  EXPECT_LT(d, KsCriticalValue(samples.size())) << "n = " << samples.size();
+void ExpectKsAccepts(const std::vector<double>& samples, const Distribution& dist) {
+  test_support::ExpectKsAccepts(samples, dist, kAlpha);
 }
 
 // Expects the sample mean and variance of `x` to be within kMaxStandardErrors
@@ -98,26 +57,6 @@ std::vector<double> Draws(int n, const std::function<double()>& draw) {
   std::vector<double> out(n);
   for (double& v : out) v = draw();
   return out;
-}
-
-// Sample Pearson correlation of `a` and `b`.
-double Correlation(const std::vector<double>& a, const std::vector<double>& b) {
-  const double n = static_cast<double>(a.size());
-  double ma = 0.0;
-  double mb = 0.0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    ma += a[i] / n;
-    mb += b[i] / n;
-  }
-  double sab = 0.0;
-  double saa = 0.0;
-  double sbb = 0.0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    sab += (a[i] - ma) * (b[i] - mb);
-    saa += (a[i] - ma) * (a[i] - ma);
-    sbb += (b[i] - mb) * (b[i] - mb);
-  }
-  return sab / std::sqrt(saa * sbb);
 }
 
 TEST(KsMachineryTest, CriticalValuesMatchPublishedTable) {
@@ -146,7 +85,7 @@ TEST(KsMachineryTest, RejectsLaplaceAgainstNormalOfSameVariance) {
                                                                std::sqrt(2.0));
   const double d = KsStatistic(
       x, [&](double v) { return boost::math::cdf(same_variance, v); });
-  EXPECT_GT(d, KsCriticalValue(x.size()));
+  EXPECT_GT(d, test_support::KsCriticalValue(x.size(), kAlpha));
 }
 
 TEST(SamplersStatisticalTest, StandardNormal) {
