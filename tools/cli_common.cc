@@ -41,6 +41,11 @@ StatusOr<AccountantKind> ParseAccountantFlag(std::string_view flag, std::string_
                               AccountantNameList() + ")");
 }
 
+StatusOr<Generator> MakeGenerator(const std::optional<std::uint64_t>& seed) {
+  if (seed) return Generator::FromSeed(*seed);
+  return Generator::FromOsEntropy();
+}
+
 void PrintJson(const nlohmann::json& json) { std::cout << json.dump(2) << "\n"; }
 
 void PrintError(std::string_view command, std::string_view message) {

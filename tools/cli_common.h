@@ -3,7 +3,9 @@
 #ifndef DPEM_TOOLS_CLI_COMMON_H_
 #define DPEM_TOOLS_CLI_COMMON_H_
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -11,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dpem/accounting/accountant.h"
+#include "dpem/random/generator.h"
 #include "dpem/status.h"
 
 namespace dpem::cli {
@@ -31,6 +34,10 @@ Status RequireOpenUnitInterval(std::string_view flag, double value);
 Status RequireAtLeast(std::string_view flag, long long value, long long minimum);
 StatusOr<AccountantKind> ParseAccountantFlag(std::string_view flag,
                                              std::string_view value);
+
+// The generator behind --seed: seeded (reproducible, not for production) if
+// a seed was given, else keyed by the operating system's CSPRNG.
+StatusOr<Generator> MakeGenerator(const std::optional<std::uint64_t>& seed);
 
 // Formats a double for messages: shortest round-trip text, "nan", "inf".
 std::string FormatNumber(double value);

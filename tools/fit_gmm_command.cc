@@ -112,19 +112,13 @@ std::function<void(const GmmIterationReport&)> ProgressLine(bool quiet) {
   };
 }
 
-StatusOr<Generator> MakeGenerator(const std::optional<std::uint64_t>& seed) {
-  if (seed) return Generator::FromSeed(*seed);
-  return Generator::FromOsEntropy();
-}
-
 void WarnAboutGuarantee(const GmmFit& fit, bool quiet) {
   if (quiet) return;
   for (const std::string& reason : fit.guarantee.void_reasons) {
     std::cerr << "dpem fit gmm: warning: the privacy guarantee is VOID: " << reason << "\n";
   }
   if (fit.seed && fit.guarantee.is_private) {
-    std::cerr << "dpem fit gmm: warning: seeded generator (--seed): reproducible noise, "
-                 "not for production releases\n";
+    std::cerr << "dpem fit gmm: warning: " << kSeededGeneratorWarning << "\n";
   }
 }
 

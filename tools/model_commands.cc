@@ -84,13 +84,8 @@ Status RunSample(const SampleFlags& f) {
   if (f.count > 100000000) return InvalidArgumentError("-n: must be <= 100000000");
   DPEM_RETURN_IF_ERROR(internal::CheckCanCreate(f.output));
   DPEM_ASSIGN_OR_RETURN(const GmmFit fit, ReadGmmModel(f.model));
-  std::optional<Generator> gen;
-  if (f.seed) {
-    gen = Generator::FromSeed(*f.seed);
-  } else {
-    DPEM_ASSIGN_OR_RETURN(gen, Generator::FromOsEntropy());
-  }
-  DPEM_ASSIGN_OR_RETURN(const DataMatrix synth, Sample(fit.parameters, f.count, *gen));
+  DPEM_ASSIGN_OR_RETURN(Generator gen, MakeGenerator(f.seed));
+  DPEM_ASSIGN_OR_RETURN(const DataMatrix synth, Sample(fit.parameters, f.count, gen));
   return WriteMatrix(f.output, synth);
 }
 

@@ -15,9 +15,6 @@ namespace dpem::cli {
 namespace {
 
 constexpr long long kMaxSamples = 10000000;
-constexpr const char* kSeededWarning =
-    "seeded generator: the stream is reproducible by anyone who knows the seed; "
-    "not for production releases";
 
 struct SampleNoiseFlags {
   std::string distribution;
@@ -45,30 +42,25 @@ Status RunSampleNoise(const SampleNoiseFlags& f) {
   if (f.count > kMaxSamples) {
     return InvalidArgumentError("-n: must be <= " + std::to_string(kMaxSamples));
   }
-  std::optional<Generator> gen;
-  if (f.seed) {
-    gen = Generator::FromSeed(*f.seed);
-  } else {
-    DPEM_ASSIGN_OR_RETURN(gen, Generator::FromOsEntropy());
-  }
+  DPEM_ASSIGN_OR_RETURN(Generator gen, MakeGenerator(f.seed));
   std::vector<double> samples;
   samples.reserve(static_cast<std::size_t>(f.count));
   for (long long i = 0; i < f.count; ++i) {
-    DPEM_ASSIGN_OR_RETURN(const double x, Draw(f, *gen));
+    DPEM_ASSIGN_OR_RETURN(const double x, Draw(f, gen));
     samples.push_back(x);
   }
   if (f.json) {
     nlohmann::json out = {{"distribution", f.distribution}, {"scale", f.scale},
-                          {"n", f.count}, {"seeded", gen->seeded()}, {"samples", samples}};
+                          {"n", f.count}, {"seeded", gen.seeded()}, {"samples", samples}};
     if (f.distribution == "gamma") out["shape"] = f.shape;
-    if (gen->seeded()) {
-      out["seed"] = *gen->seed();
-      out["warning"] = kSeededWarning;
+    if (gen.seeded()) {
+      out["seed"] = *gen.seed();
+      out["warning"] = kSeededGeneratorWarning;
     }
     PrintJson(out);
     return OkStatus();
   }
-  if (gen->seeded()) std::cerr << "dpem sample-noise: " << kSeededWarning << "\n";
+  if (gen.seeded()) std::cerr << "dpem sample-noise: " << kSeededGeneratorWarning << "\n";
   for (double x : samples) std::cout << FormatNumber(x) << "\n";
   return OkStatus();
 }

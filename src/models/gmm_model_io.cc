@@ -13,10 +13,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kSeedWarning =
-    "seeded generator: the noise is reproducible by anyone who knows the seed; "
-    "not for production releases";
-
 json MatrixToJson(const Eigen::MatrixXd& m) {
   json rows = json::array();
   for (Eigen::Index i = 0; i < m.rows(); ++i) {
@@ -55,7 +51,7 @@ json GuaranteeToJson(const GmmGuarantee& g, const std::optional<std::uint64_t>& 
               {"seeded", seed.has_value()}};
   if (seed) {
     out["seed"] = *seed;
-    out["seed_warning"] = kSeedWarning;
+    out["seed_warning"] = kSeededGeneratorWarning;
   }
   if (!g.is_private) return out;
   out["epsilon"] = g.epsilon;

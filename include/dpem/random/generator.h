@@ -24,6 +24,11 @@
 
 namespace dpem {
 
+// What outputs made with a seeded generator say about it.
+inline constexpr const char* kSeededGeneratorWarning =
+    "seeded generator: the noise is reproducible by anyone who knows the seed; "
+    "not for production releases";
+
 class Generator {
  public:
   using result_type = std::uint64_t;
