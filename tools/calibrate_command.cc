@@ -32,7 +32,8 @@ Status ValidateFlags(const CalibrateFlags& f) {
   DPEM_RETURN_IF_ERROR(RequireAtLeast("--iterations", f.iterations, 1));
   DPEM_RETURN_IF_ERROR(RequireAtLeast("--components", f.components, 1));
   DPEM_RETURN_IF_ERROR(RequireOpenUnitInterval("--per-release-delta", f.per_release_delta));
-  if (f.iterations * f.components > kMaxIterationsTimesComponents) {
+  if (f.iterations > kMaxIterationsTimesComponents || f.components > kMaxIterationsTimesComponents ||
+      f.iterations * f.components > kMaxIterationsTimesComponents) {
     return InvalidArgumentError("--iterations x --components: must be <= " +
                                 std::to_string(kMaxIterationsTimesComponents));
   }

@@ -41,9 +41,16 @@ StatusOr<AccountantKind> ParseAccountantFlag(std::string_view flag, std::string_
                               AccountantNameList() + ")");
 }
 
-StatusOr<Generator> MakeGenerator(const std::optional<std::uint64_t>& seed) {
-  if (seed) return Generator::FromSeed(*seed);
-  return Generator::FromOsEntropy();
+StatusOr<Generator> MakeGenerator(const std::optional<std::string>& seed_flag) {
+  if (!seed_flag) return Generator::FromOsEntropy();
+  const std::string& text = *seed_flag;
+  std::uint64_t seed = 0;
+  const std::from_chars_result r = std::from_chars(text.data(), text.data() + text.size(), seed);
+  if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size()) {
+    return InvalidArgumentError("--seed: must be a whole number from 0 to "
+                                "18446744073709551615, got '" + text + "'");
+  }
+  return Generator::FromSeed(seed);
 }
 
 void PrintJson(const nlohmann::json& json) { std::cout << json.dump(2) << "\n"; }

@@ -36,8 +36,10 @@ StatusOr<AccountantKind> ParseAccountantFlag(std::string_view flag,
                                              std::string_view value);
 
 // The generator behind --seed: seeded (reproducible, not for production) if
-// a seed was given, else keyed by the operating system's CSPRNG.
-StatusOr<Generator> MakeGenerator(const std::optional<std::uint64_t>& seed);
+// a seed was given, else keyed by the operating system's CSPRNG. The flag's
+// text must be a whole number in [0, 2^64 - 1]; anything else (a sign, a
+// fraction, trailing characters) is an InvalidArgument naming --seed.
+StatusOr<Generator> MakeGenerator(const std::optional<std::string>& seed_flag);
 
 // Formats a double for messages: shortest round-trip text, "nan", "inf".
 std::string FormatNumber(double value);

@@ -34,7 +34,7 @@ struct FitGmmFlags {
   bool unsafe_paper_mechanisms = false;
   double per_release_delta = kDefaultPerReleaseDelta;
   double covariance_floor = 1e-6;
-  std::optional<std::uint64_t> seed;
+  std::optional<std::string> seed;
   bool quiet = false;
 };
 
@@ -57,7 +57,9 @@ Status PrivacyFlagsInto(const FitGmmFlags& f, GmmFitOptions& o) {
   if (!m.ok()) return InvalidArgumentError("--mechanisms: " + m.status().message());
   o.mechanisms = *m;
   o.unsafe_paper_mechanisms = f.unsafe_paper_mechanisms;
+  DPEM_RETURN_IF_ERROR(RequireOpenUnitInterval("--per-release-delta", f.per_release_delta));
   o.per_release_delta = f.per_release_delta;
+  o.domain.from_data = f.data_norm_from_data;
   if (f.data_norm) DPEM_RETURN_IF_ERROR(RequirePositiveFinite("--data-norm", *f.data_norm));
   if (f.data_norm) o.domain.data_norm = *f.data_norm;
   if (!f.data_center.empty()) {

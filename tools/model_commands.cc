@@ -26,7 +26,7 @@ struct SampleFlags {
   std::string model;
   std::string output;
   long long count = 0;
-  std::optional<std::uint64_t> seed;
+  std::optional<std::string> seed;
 };
 
 // The model and data, with their dimensions checked against each other.

@@ -21,7 +21,7 @@ struct SampleNoiseFlags {
   double scale = 0.0;
   double shape = 1.0;
   long long count = 0;
-  std::optional<std::uint64_t> seed;
+  std::optional<std::string> seed;
   bool json = false;
 };
 

@@ -166,6 +166,23 @@ Status GmmStatistics::Add(const GmmStatistics& other) {
   return OkStatus();
 }
 
+namespace {
+
+// A record whose log-density is -inf or NaN (so far from every component that
+// double precision overflows) has no defined responsibilities or score.
+Status CheckFiniteLogDensities(const Eigen::VectorXd& log_density, Eigen::Index first_row) {
+  for (Eigen::Index i = 0; i < log_density.size(); ++i) {
+    if (!std::isfinite(log_density(i))) {
+      return NumericalError("record " + std::to_string(first_row + i + 1) +
+                            " has no finite log-density under the model (it is too far from "
+                            "every component for double precision)");
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
 StatusOr<double> MeanLogLikelihood(const GmmParameters& params,
                                    const DataMatrix& x) {
   if (x.rows() < 1) return InvalidArgumentError("no records");
@@ -176,7 +193,9 @@ StatusOr<double> MeanLogLikelihood(const GmmParameters& params,
   Eigen::MatrixXd gamma;
   for (Eigen::Index start = 0; start < x.rows(); start += kEStepChunkRows) {
     const Eigen::Index rows = std::min(kEStepChunkRows, x.rows() - start);
-    total += evaluator.Responsibilities(x.middleRows(start, rows), &gamma).sum();
+    const Eigen::VectorXd ll = evaluator.Responsibilities(x.middleRows(start, rows), &gamma);
+    DPEM_RETURN_IF_ERROR(CheckFiniteLogDensities(ll, start));
+    total += ll.sum();
   }
   return total / static_cast<double>(x.rows());
 }
@@ -191,6 +210,7 @@ StatusOr<Eigen::VectorXi> Predict(const GmmParameters& params,
   for (Eigen::Index start = 0; start < x.rows(); start += kEStepChunkRows) {
     const Eigen::Index rows = std::min(kEStepChunkRows, x.rows() - start);
     evaluator.LogJoint(x.middleRows(start, rows), &log_joint);
+    DPEM_RETURN_IF_ERROR(CheckFiniteLogDensities(log_joint.rowwise().maxCoeff(), start));
     for (Eigen::Index i = 0; i < rows; ++i) {
       Eigen::Index best = 0;
       log_joint.row(i).maxCoeff(&best);
@@ -209,7 +229,8 @@ StatusOr<DataMatrix> PredictProba(const GmmParameters& params,
   Eigen::MatrixXd gamma;
   for (Eigen::Index start = 0; start < x.rows(); start += kEStepChunkRows) {
     const Eigen::Index rows = std::min(kEStepChunkRows, x.rows() - start);
-    evaluator.Responsibilities(x.middleRows(start, rows), &gamma);
+    const Eigen::VectorXd ll = evaluator.Responsibilities(x.middleRows(start, rows), &gamma);
+    DPEM_RETURN_IF_ERROR(CheckFiniteLogDensities(ll, start));
     proba.middleRows(start, rows) = gamma;
   }
   return proba;

@@ -110,6 +110,32 @@ TEST(GmmModelIoTest, RefusesDamagedModels) {
         << c.name << ": " << fit.status().message();
   }
   EXPECT_EQ(GmmModelFromJson("{not json").status().code(), StatusCode::kInvalidArgument);
+  // Counts that are not whole numbers in range (an out-of-range cast would be
+  // undefined behaviour), and a ledger that does not match the iterations.
+  for (const char* field : {"n", "iterations"}) {
+    for (double bad : {-5.0, 0.0, 2.5, 1e300}) {
+      nlohmann::json j = good;
+      j[field] = bad;
+      EXPECT_FALSE(GmmModelFromJson(j.dump()).ok()) << field << " = " << bad;
+    }
+  }
+  nlohmann::json short_ledger = good;
+  short_ledger["privacy"]["releases"].erase(0);
+  EXPECT_NE(GmmModelFromJson(short_ledger.dump()).status().message().find("releases"),
+            std::string::npos);
+}
+
+// A hostile header must not make the reader allocate what the file does not
+// hold (it used to throw std::bad_alloc out of the API and abort the CLI).
+TEST(GmmModelIoTest, HostileDimensionsAreRefusedWithoutAllocating) {
+  nlohmann::json j = nlohmann::json::parse(GmmModelToJson(PrivateFit(9)));
+  j["components"] = 200000;
+  j["dimension"] = 1000000;
+  j["parameters"]["weights"] = std::vector<double>(200000, 1.0 / 200000);
+  j["parameters"]["means"] = std::vector<std::vector<double>>(200000, std::vector<double>{0.0});
+  const StatusOr<GmmFit> fit = GmmModelFromJson(j.dump());
+  EXPECT_EQ(fit.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(fit.status().message().find("means"), std::string::npos);
   EXPECT_EQ(GmmModelFromJson("[]").status().code(), StatusCode::kInvalidArgument);
 }
 

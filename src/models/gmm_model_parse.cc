@@ -2,6 +2,7 @@
 // checked for presence and type, and the parameters are validated, so a
 // damaged or hostile file gives one InvalidArgument naming the problem.
 #include <cmath>
+#include <cstdint>
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +24,19 @@ StatusOr<double> NumberField(const json& object, const std::string& key) {
   DPEM_ASSIGN_OR_RETURN(const json* v, Field(object, key));
   if (!v->is_number()) return InvalidArgumentError("field '" + key + "' must be a number");
   return v->get<double>();
+}
+
+// Bounds of the counts a model file may state (whole numbers >= 1).
+constexpr double kMaxRecords = 9007199254740992.0;  // 2^53.
+constexpr double kMaxIterations = 1e6;
+
+StatusOr<int64_t> WholeNumberField(const json& object, const std::string& key, double maximum) {
+  DPEM_ASSIGN_OR_RETURN(const double v, NumberField(object, key));
+  if (!(v >= 1 && v <= maximum && v == std::floor(v))) {
+    return InvalidArgumentError("field '" + key + "' must be a whole number from 1 to " +
+                                std::to_string(static_cast<int64_t>(maximum)));
+  }
+  return static_cast<int64_t>(v);
 }
 
 StatusOr<std::string> StringField(const json& object, const std::string& key) {
@@ -54,10 +68,17 @@ StatusOr<Eigen::MatrixXd> MatrixFrom(const json& v, Eigen::Index rows, Eigen::In
   if (!v.is_array() || static_cast<Eigen::Index>(v.size()) != rows) {
     return InvalidArgumentError(shape);
   }
+  // Check every row's length before allocating, so that the allocation is
+  // bounded by the numbers the file really holds (a hostile header cannot
+  // request a huge matrix).
+  for (const json& row : v) {
+    if (!row.is_array() || static_cast<Eigen::Index>(row.size()) != cols) {
+      return InvalidArgumentError(shape);
+    }
+  }
   Eigen::MatrixXd out(rows, cols);
   for (Eigen::Index i = 0; i < rows; ++i) {
     DPEM_ASSIGN_OR_RETURN(Eigen::VectorXd row, VectorFrom(v[static_cast<std::size_t>(i)], what));
-    if (row.size() != cols) return InvalidArgumentError(shape);
     out.row(i) = row.transpose();
   }
   return out;
@@ -170,11 +191,16 @@ StatusOr<GmmFit> FitFrom(const json& model) {
   DPEM_ASSIGN_OR_RETURN(fit.domain, DomainFrom(model, fit.parameters.dimension()));
   DPEM_ASSIGN_OR_RETURN(const std::string estimator, StringField(model, "estimator"));
   DPEM_ASSIGN_OR_RETURN(fit.estimator, ParseEstimator(estimator));
-  DPEM_ASSIGN_OR_RETURN(const double n, NumberField(model, "n"));
-  DPEM_ASSIGN_OR_RETURN(const double iterations, NumberField(model, "iterations"));
-  fit.n = static_cast<Eigen::Index>(n);
-  fit.iterations = static_cast<int>(iterations);
+  DPEM_ASSIGN_OR_RETURN(fit.n, WholeNumberField(model, "n", kMaxRecords));
+  DPEM_ASSIGN_OR_RETURN(fit.iterations, WholeNumberField(model, "iterations", kMaxIterations));
   DPEM_ASSIGN_OR_RETURN(fit.guarantee, GuaranteeFrom(model, fit.seed));
+  const std::size_t expected =
+      static_cast<std::size_t>(fit.iterations) * (2 * fit.parameters.components() + 1);
+  if (fit.guarantee.is_private && fit.guarantee.ledger.size() != expected) {
+    return InvalidArgumentError("a private model of " + std::to_string(fit.iterations) +
+                                " iterations must list " + std::to_string(expected) +
+                                " releases");
+  }
   return fit;
 }
 

@@ -126,7 +126,7 @@ StatusOr<DataDomain> ResolveDomain(const DataMatrix& x, const GmmFitOptions& o,
                                 " coordinates but the data has " + std::to_string(x.cols()) +
                                 " columns");
   }
-  if (!o.IsPrivate() && !std::isfinite(d.data_norm)) {
+  if ((d.from_data || !o.IsPrivate()) && !std::isfinite(d.data_norm)) {
     DataMatrix centred = x.rowwise() - d.center.transpose();
     DPEM_ASSIGN_OR_RETURN(d.data_norm, DataNormFromData(centred));
     d.from_data = true;
@@ -336,8 +336,13 @@ Status GmmFitOptions::Validate() const {
   if (!(covariance_floor > 0.0 && std::isfinite(covariance_floor))) {
     return InvalidArgumentError("covariance floor must be finite and > 0");
   }
-  if (!(min_component_count >= 0.0 && std::isfinite(min_component_count))) {
-    return InvalidArgumentError("minimum component count must be finite and >= 0");
+  if (!(min_component_count > 0.0 && std::isfinite(min_component_count))) {
+    return InvalidArgumentError("minimum component count must be finite and > 0");
+  }
+  if (static_cast<long long>(iterations) * components > kMaxIterationsTimesComponents) {
+    return InvalidArgumentError("iterations J x components K must be <= " +
+                                std::to_string(kMaxIterationsTimesComponents) +
+                                " (the ledger holds J (2K + 1) releases)");
   }
   if (!IsPrivate()) return OkStatus();
   if (!(delta > 0.0 && delta < 1.0)) return InvalidArgumentError("delta must be in (0, 1)");
@@ -349,6 +354,8 @@ Status GmmFitOptions::Validate() const {
         "the unsafe paper mechanisms exist for full (Wishart) and spherical (Gamma) "
         "covariances only");
   }
+  // A data-derived R is computed (and the guarantee voided) by FitGmm.
+  if (domain.from_data && !std::isfinite(domain.data_norm)) return OkStatus();
   return ValidateDomain(domain);
 }
 

@@ -208,6 +208,11 @@ TEST(PrivateGmmTest, RefusesBadOptionsAndData) {
   o = PrivateOptions(2, 2);
   o.domain.center = Eigen::Vector3d::Zero();
   refused(o, x);  // Centre of the wrong dimension.
+  o = PrivateOptions(2, 2);
+  o.min_component_count = 0.0;
+  refused(o, x);
+  o = PrivateOptions(2, 1000001);
+  refused(o, x);  // J x K above kMaxIterationsTimesComponents.
   DataMatrix bad = x;
   bad(3, 1) = std::numeric_limits<double>::quiet_NaN();
   refused(PrivateOptions(2, 2), bad);

@@ -60,6 +60,9 @@ inline constexpr double kCountsL1Sensitivity = 2.0;
 inline constexpr double kSumsL2Sensitivity = 2.0;
 inline constexpr double kSecondMomentL2Sensitivity = 1.4142135623730951;  // full, diag
 inline constexpr double kTraceSensitivity = 1.0;                          // spherical
+// Largest J x K a fit accepts: its ledger holds J (2K + 1) releases.
+inline constexpr long long kMaxIterationsTimesComponents = 1000000;
+
 // L1 sensitivity of a sum A_k in d dimensions: 2 sqrt(d).
 double SumsL1Sensitivity(Eigen::Index dimension);
 
@@ -98,8 +101,8 @@ struct GmmFitOptions {
   // Numerics (unit-ball units). Added to every covariance's diagonal and
   // used as the eigenvalue floor of noisy covariances.
   double covariance_floor = 1e-6;
-  // Mass-loss rule: a component whose (noisy) count is below this keeps its
-  // previous mean and covariance; its weight comes from the count.
+  // Mass-loss rule: a component whose (noisy) count is below this (> 0) keeps
+  // its previous mean and covariance; its weight comes from the count.
   double min_component_count = 1.0;
 
   // Called after each iteration, if set.

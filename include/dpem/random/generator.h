@@ -41,6 +41,13 @@ class Generator {
   // nearby seeds give unrelated streams. Not for production use.
   static Generator FromSeed(std::uint64_t seed);
 
+  // Not copyable: a copy would replay the same keystream, so two releases
+  // would carry identical noise. Move it, or Split() it for another stream.
+  Generator(const Generator&) = delete;
+  Generator& operator=(const Generator&) = delete;
+  Generator(Generator&&) = default;
+  Generator& operator=(Generator&&) = default;
+
   // The seed this generator was made from, or nullopt for an OS-keyed one.
   // Model files and CLI outputs record it.
   std::optional<std::uint64_t> seed() const { return seed_; }
