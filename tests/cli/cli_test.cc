@@ -1,56 +1,20 @@
 // End-to-end tests of the dpem binary: exit codes, one-line errors naming the
 // flag, and JSON outputs checked against closed forms computed here.
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cmath>
-#include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "cli_runner.h"
+
 namespace {
 
-struct RunResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Runs the dpem binary with `args` (already shell-quoted where needed).
-RunResult RunDpem(const std::string& args) {
-  // One capture file per process: CTest runs the cases in parallel processes.
-  const std::string err_path =
-      ::testing::TempDir() + "dpem_cli_test_stderr." + std::to_string(::getpid()) + ".txt";
-  const std::string command = std::string(DPEM_CLI_PATH) + " " + args + " 2>" + err_path;
-  RunResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) result.out.append(buffer, n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  result.err = ReadFile(err_path);
-  return result;
-}
-
-int CountLines(const std::string& s) {
-  int lines = 0;
-  for (char c : s) lines += c == '\n';
-  return lines;
-}
+using dpem::cli_testing::CountLines;
+using dpem::cli_testing::RunDpem;
+using dpem::cli_testing::RunResult;
 
 // A usage error: exit code 2, nothing on stdout, exactly one line on stderr
 // that contains `mentions`.

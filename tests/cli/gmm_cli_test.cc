@@ -1,8 +1,6 @@
 // End-to-end tests of `dpem fit gmm`, `score`, `predict` and `sample`: happy
 // paths checked against values computed here from the model file, and bad
 // input that must end in exit code 2, one stderr line and no output file.
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <array>
 #include <cmath>
@@ -18,59 +16,24 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "cli_runner.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct RunResult {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using dpem::cli_testing::CountLines;
+using dpem::cli_testing::ReadFile;
+using dpem::cli_testing::RunDpem;
+using dpem::cli_testing::RunResult;
 
 void WriteFile(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
 }
 
 // All files of this process live here: CTest runs the cases in parallel processes.
-const std::string& Dir() {
-  static const std::string dir = [] {
-    const std::string d =
-        ::testing::TempDir() + "gmm_cli_test." + std::to_string(::getpid()) + "/";
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir;
-}
-
-// Runs the dpem binary with `args` (already shell-quoted where needed).
-RunResult RunDpem(const std::string& args) {
-  const std::string err_path = Dir() + "stderr.txt";
-  const std::string command = std::string(DPEM_CLI_PATH) + " " + args + " 2>" + err_path;
-  RunResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) result.out.append(buffer, n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  result.err = ReadFile(err_path);
-  return result;
-}
-
-int CountLines(const std::string& s) {
-  int lines = 0;
-  for (char c : s) lines += c == '\n';
-  return lines;
-}
+const std::string& Dir() { return dpem::cli_testing::ProcessScratchDir(); }
 
 std::vector<std::string> Split(const std::string& s, char sep) {
   std::vector<std::string> parts;
