@@ -27,7 +27,7 @@ struct FitGmmFlags {
   std::string epsilon_text;
   double delta = std::numeric_limits<double>::quiet_NaN();
   std::string accountant{AccountantName(kDefaultAccountant)};
-  std::string mechanisms = "GGG";
+  std::string mechanisms = "joint";
   std::optional<double> data_norm;
   std::vector<double> data_center;
   bool data_norm_from_data = false;
@@ -146,8 +146,10 @@ void AddPrivacyOptions(CLI::App* app, FitGmmFlags& f) {
                   "Composition method calibrating the noise: " + AccountantNameList() +
                       " (default: rdp, the tightest)");
   app->add_option("--mechanisms", f.mechanisms,
-                  "Noise for (counts, sums, second moments): GGG = Gaussian for all, LLG = "
-                  "Laplace, Laplace, Gaussian (park2017; default GGG)");
+                  "How the statistics are released each iteration: joint = all of them as one "
+                  "Gaussian mechanism with their joint sensitivity (default, least noise); GGG "
+                  "= per parameter, Gaussian; LLG = per parameter, Laplace for weights and "
+                  "means (park2017's scenarios, for reproduction)");
   app->add_option("--data-norm", f.data_norm,
                   "Public bound R on the L2 norm of a record (after --data-center); records "
                   "beyond it are clipped. Required for private fits; no default");

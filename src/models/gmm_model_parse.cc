@@ -194,8 +194,11 @@ StatusOr<GmmFit> FitFrom(const json& model) {
   DPEM_ASSIGN_OR_RETURN(fit.n, WholeNumberField(model, "n", kMaxRecords));
   DPEM_ASSIGN_OR_RETURN(fit.iterations, WholeNumberField(model, "iterations", kMaxIterations));
   DPEM_ASSIGN_OR_RETURN(fit.guarantee, GuaranteeFrom(model, fit.seed));
-  const std::size_t expected =
-      static_cast<std::size_t>(fit.iterations) * (2 * fit.parameters.components() + 1);
+  const std::size_t per_iteration =
+      fit.guarantee.mechanisms == GmmMechanisms::kJoint
+          ? 1
+          : static_cast<std::size_t>(2 * fit.parameters.components() + 1);
+  const std::size_t expected = static_cast<std::size_t>(fit.iterations) * per_iteration;
   if (fit.guarantee.is_private && fit.guarantee.ledger.size() != expected) {
     return InvalidArgumentError("a private model of " + std::to_string(fit.iterations) +
                                 " iterations must list " + std::to_string(expected) +

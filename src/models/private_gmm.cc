@@ -10,6 +10,7 @@
 #include "dpem/mechanisms/analyze_gauss.h"
 #include "dpem/mechanisms/simplex.h"
 #include "dpem/mechanisms/unsafe_paper_mechanisms.h"
+#include "dpem/models/joint_release.h"
 #include "dpem/random/samplers.h"
 
 namespace dpem {
@@ -17,11 +18,22 @@ namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
-// The noise of one iteration's three kinds of release.
+// The noise of one iteration's releases: three kinds of per-parameter
+// release (GGG, LLG), or the joint release with its block split.
 struct ReleasePlan {
   NoiseSpec counts;
   NoiseSpec sums;
-  NoiseSpec second;  // Unused (multiplier 0) with unsafe paper mechanisms.
+  NoiseSpec second;  // Unused with unsafe paper mechanisms.
+  bool joint = false;
+  JointNoiseScales split;  // Joint: relative block scales, sensitivity 1.
+  double joint_multiplier = 0.0;
+
+  // Standard deviation of the noise on one coordinate of a sum, and of a
+  // second moment (its diagonal for full matrices).
+  double SumsNoise() const { return joint ? split.sums * joint_multiplier : sums.NoiseScale(); }
+  double SecondNoise() const {
+    return joint ? split.second * joint_multiplier : second.NoiseScale();
+  }
 };
 
 std::string IterationLabel(int iteration, const std::string& what) {
@@ -49,6 +61,13 @@ StatusOr<GmmParameters> InitialParameters(int k, Eigen::Index d, CovarianceType 
 }
 
 ReleasePlan MakePlan(const GmmFitOptions& o, const std::vector<double>& z, Eigen::Index d) {
+  if (o.mechanisms == GmmMechanisms::kJoint) {
+    ReleasePlan plan;
+    plan.joint = true;
+    plan.split = DefaultJointNoiseSplit(o.covariance, d, o.components);
+    plan.joint_multiplier = z[0];
+    return plan;
+  }
   const bool laplace = o.mechanisms == GmmMechanisms::kLlg;
   const MechanismKind wm = laplace ? MechanismKind::kLaplace : MechanismKind::kGaussian;
   ReleasePlan plan;
@@ -65,13 +84,17 @@ NoiseSpec Labelled(NoiseSpec spec, int iteration, const std::string& what) {
   return spec;
 }
 
-// Releases the counts and maps them to N~ = n * simplex projection.
-Status ReleaseCounts(GmmStatistics& s, const ReleasePlan& plan, int it, double n,
-                     Generator& gen, PrivacyLedger& ledger) {
-  DPEM_RETURN_IF_ERROR(ReleaseVector(s.counts, Labelled(plan.counts, it, "counts"), gen, ledger));
+// Maps released counts to N~ = n * (projection of counts / n onto the simplex).
+Status ProjectCounts(GmmStatistics& s, double n) {
   DPEM_ASSIGN_OR_RETURN(const Eigen::VectorXd w, ProjectToSimplex(s.counts / n));
   s.counts = n * w;
   return OkStatus();
+}
+
+Status ReleaseCounts(GmmStatistics& s, const ReleasePlan& plan, int it, double n,
+                     Generator& gen, PrivacyLedger& ledger) {
+  DPEM_RETURN_IF_ERROR(ReleaseVector(s.counts, Labelled(plan.counts, it, "counts"), gen, ledger));
+  return ProjectCounts(s, n);
 }
 
 Status ReleaseSecondMoment(GmmStatistics& s, Eigen::Index c, const ReleasePlan& plan,
@@ -102,6 +125,12 @@ Status ReleaseSecondMoment(GmmStatistics& s, Eigen::Index c, const ReleasePlan& 
 Status PrivatizeStatistics(GmmStatistics& s, const ReleasePlan& plan, bool unsafe, int it,
                            double n, Generator& gen, PrivacyLedger& ledger) {
   s.log_likelihood = std::numeric_limits<double>::quiet_NaN();
+  if (plan.joint) {
+    DPEM_RETURN_IF_ERROR(ReleaseJointStatistics(s, plan.split, plan.joint_multiplier,
+                                                IterationLabel(it, "joint statistics"), gen,
+                                                ledger));
+    return ProjectCounts(s, n);
+  }
   DPEM_RETURN_IF_ERROR(ReleaseCounts(s, plan, it, n, gen, ledger));
   for (Eigen::Index c = 0; c < s.sums.rows(); ++c) {
     Eigen::VectorXd row = s.sums.row(c).transpose();
@@ -148,6 +177,10 @@ StatusOr<CalibrationResult> CalibrateFit(const GmmFitOptions& o) {
   c.iterations = o.iterations;
   c.accountant = o.accountant;
   c.per_release_delta = o.per_release_delta;
+  if (o.mechanisms == GmmMechanisms::kJoint) {
+    c.pattern = {"joint", {{MechanismKind::kGaussian, 1, 1.0, "joint statistics"}}};
+    return Calibrate(c);
+  }
   DPEM_ASSIGN_OR_RETURN(c.pattern, ScenarioPattern(GmmMechanismsName(o.mechanisms),
                                                    o.components));
   // park2016's Gamma and Wishart mechanisms claim pure epsilon_i-DP.
@@ -212,7 +245,7 @@ Status ProjectToDomain(GmmParameters& p, const Eigen::VectorXd& floors) {
 Eigen::VectorXd NoiseAwareFloors(const GmmStatistics& noisy, const ReleasePlan& plan,
                                  const GmmFitOptions& o) {
   const double d = static_cast<double>(noisy.sums.cols());
-  const double per_entry = plan.second.NoiseScale();
+  const double per_entry = plan.SecondNoise();
   double factor = 1.0;
   if (o.covariance == CovarianceType::kFull) factor = std::sqrt(d);
   if (o.covariance == CovarianceType::kSpherical) factor = 1.0 / d;
@@ -246,7 +279,7 @@ Status Iterate(const DataMatrix& unit, const GmmFitOptions& o, const ReleasePlan
     // A mean from a count below its sum's noise scale is mostly noise (its
     // noise standard deviation exceeds the unit ball's radius): keep the
     // previous one. Post-processing of released values only.
-    m.min_count = std::max(m.min_count, plan->sums.NoiseScale());
+    m.min_count = std::max(m.min_count, plan->SumsNoise());
   } else {
     report.mean_log_likelihood = s.log_likelihood / n;
   }
@@ -313,14 +346,20 @@ StatusOr<GmmParameters> ToOriginalUnits(const GmmParameters& unit, const DataDom
 }  // namespace
 
 std::string_view GmmMechanismsName(GmmMechanisms m) {
-  return m == GmmMechanisms::kGgg ? "GGG" : "LLG";
+  switch (m) {
+    case GmmMechanisms::kJoint: return "joint";
+    case GmmMechanisms::kGgg: return "GGG";
+    case GmmMechanisms::kLlg: return "LLG";
+  }
+  return "unknown";
 }
 
 StatusOr<GmmMechanisms> ParseGmmMechanisms(std::string_view name) {
-  if (name == "GGG") return GmmMechanisms::kGgg;
-  if (name == "LLG") return GmmMechanisms::kLlg;
+  for (GmmMechanisms m : {GmmMechanisms::kJoint, GmmMechanisms::kGgg, GmmMechanisms::kLlg}) {
+    if (name == GmmMechanismsName(m)) return m;
+  }
   return InvalidArgumentError("unknown mechanisms '" + std::string(name) +
-                              "' (accepted: GGG, LLG)");
+                              "' (accepted: joint, GGG, LLG)");
 }
 
 double SumsL1Sensitivity(Eigen::Index dimension) {
@@ -348,6 +387,11 @@ Status GmmFitOptions::Validate() const {
   if (!(delta > 0.0 && delta < 1.0)) return InvalidArgumentError("delta must be in (0, 1)");
   if (!(per_release_delta > 0.0 && per_release_delta < 1.0)) {
     return InvalidArgumentError("per-release delta must be in (0, 1)");
+  }
+  if (unsafe_paper_mechanisms && mechanisms == GmmMechanisms::kJoint) {
+    return InvalidArgumentError(
+        "the unsafe paper mechanisms replace a per-parameter release: use them with GGG or "
+        "LLG");
   }
   if (unsafe_paper_mechanisms && covariance == CovarianceType::kDiagonal) {
     return InvalidArgumentError(

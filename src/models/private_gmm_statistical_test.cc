@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include "dpem/models/joint_release.h"
 #include "dpem/models/private_gmm.h"
 #include "dpem/random/samplers.h"
 
@@ -56,6 +57,7 @@ TEST(PrivateGmmStatisticalTest, FittedParametersVaryByTheLedgersNoiseScales) {
   o.delta = 1e-5;
   o.domain.data_norm = 2.0;
   o.covariance = CovarianceType::kFull;
+  o.mechanisms = GmmMechanisms::kGgg;
   std::vector<double> mean0, cov00, cov01;
   double sums_scale = 0, second_scale = 0;
   for (int f = 0; f < kFits; ++f) {
@@ -77,6 +79,45 @@ TEST(PrivateGmmStatisticalTest, FittedParametersVaryByTheLedgersNoiseScales) {
   // Off-diagonal entries carry the same sigma (Analyze Gauss: one draw per
   // upper-triangle entry, mirrored).
   EXPECT_NEAR(StdDev(cov01) / (r * r * second_scale / n), 1.0, Tolerance());
+}
+
+}  // namespace
+}  // namespace dpem
+
+namespace dpem {
+namespace {
+
+// The same for the joint mechanism: one release per iteration whose block
+// scales are split x the recorded noise scale; off-diagonal covariance entries
+// carry 1/sqrt(2) of the diagonal's noise (the sqrt(2)-scaled upper triangle).
+TEST(PrivateGmmStatisticalTest, JointReleaseBlocksHaveTheirScales) {
+  const DataMatrix x = CentredData();
+  GmmFitOptions o;
+  o.components = 1;
+  o.iterations = 1;
+  o.epsilon = 8.0;
+  o.delta = 1e-5;
+  o.domain.data_norm = 2.0;
+  o.covariance = CovarianceType::kFull;
+  o.mechanisms = GmmMechanisms::kJoint;
+  const JointNoiseScales split = DefaultJointNoiseSplit(CovarianceType::kFull, 2, 1);
+  std::vector<double> mean0, cov00, cov01;
+  double sigma = 0;
+  for (int f = 0; f < kFits; ++f) {
+    Generator gen = Generator::FromSeed(5000 + f);
+    StatusOr<GmmFit> fit = FitGmm(x, o, gen);
+    ASSERT_TRUE(fit.ok()) << fit.status().ToString();
+    ASSERT_EQ(fit->guarantee.ledger.size(), 1u);
+    sigma = fit->guarantee.ledger.releases()[0].noise_scale;
+    mean0.push_back(fit->parameters.means(0, 0));
+    cov00.push_back(fit->parameters.covariances[0](0, 0));
+    cov01.push_back(fit->parameters.covariances[0](0, 1));
+  }
+  const double r = o.domain.data_norm, n = static_cast<double>(kRecords);
+  EXPECT_NEAR(StdDev(mean0) / (r * split.sums * sigma / n), 1.0, Tolerance());
+  EXPECT_NEAR(StdDev(cov00) / (r * r * split.second * sigma / n), 1.0, Tolerance());
+  EXPECT_NEAR(StdDev(cov01) / (r * r * split.second * sigma / (std::sqrt(2.0) * n)), 1.0,
+              Tolerance());
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "dpem/mechanisms/unsafe_paper_mechanisms.h"
+#include "dpem/models/joint_release.h"
 #include "dpem/random/samplers.h"
 
 namespace dpem {
@@ -33,6 +34,7 @@ GmmFitOptions PrivateOptions(int k, int j) {
   o.epsilon = 1.0;
   o.delta = 1e-5;
   o.domain.data_norm = 1.0;
+  o.mechanisms = GmmMechanisms::kGgg;  // Tests of the papers' scenario; joint below.
   return o;
 }
 
@@ -90,6 +92,46 @@ TEST(PrivateGmmTest, SensitivitiesAreTheDocumentedOnes) {
     const double z = ggg.guarantee.noise_multipliers[counts ? 0 : sums ? 1 : 2];
     EXPECT_DOUBLE_EQ(rel.noise_scale, rel.sensitivity * z) << rel.label;
   }
+}
+
+TEST(PrivateGmmTest, JointMechanismMakesOneReleasePerIteration) {
+  const DataMatrix x = ThreeClusters(600, 21);
+  for (CovarianceType type :
+       {CovarianceType::kFull, CovarianceType::kDiagonal, CovarianceType::kSpherical}) {
+    GmmFitOptions o = PrivateOptions(3, 4);
+    o.mechanisms = GmmMechanisms::kJoint;
+    o.covariance = type;
+    const GmmFit fit = MustFit(x, o, 22);
+    const PrivacyLedger& ledger = fit.guarantee.ledger;
+    ASSERT_EQ(ledger.size(), 4u);
+    const JointNoiseScales split = DefaultJointNoiseSplit(type, 2, 3);
+    for (const Release& r : ledger.releases()) {
+      EXPECT_EQ(r.mechanism, MechanismKind::kGaussian);
+      EXPECT_DOUBLE_EQ(r.sensitivity, JointSensitivity(type, split));
+      // The recorded multiplier is never below the calibrated one.
+      EXPECT_GE(r.NoiseMultiplier(), fit.guarantee.noise_multipliers[0]);
+    }
+    EXPECT_LE(fit.guarantee.epsilon, 1.0);
+    EXPECT_GE(fit.guarantee.epsilon, 0.99);
+  }
+  GmmFitOptions unsafe = PrivateOptions(3, 4);
+  unsafe.mechanisms = GmmMechanisms::kJoint;
+  unsafe.unsafe_paper_mechanisms = true;
+  EXPECT_EQ(unsafe.Validate().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(PrivateGmmTest, JointNeedsLessNoiseThanGggAtTheSameBudget) {
+  // One release per iteration with a joint sensitivity of order 1, against
+  // 2K + 1 releases: the per-coordinate noise on the sums must be smaller.
+  const DataMatrix x = ThreeClusters(600, 23);
+  GmmFitOptions o = PrivateOptions(5, 10);
+  const GmmFit ggg = MustFit(x, o, 24);
+  o.mechanisms = GmmMechanisms::kJoint;
+  const GmmFit joint = MustFit(x, o, 24);
+  const double ggg_sums_noise = ggg.guarantee.ledger.releases()[1].noise_scale;
+  const Release& j = joint.guarantee.ledger.releases()[0];
+  const double joint_sums_noise = DefaultJointNoiseSplit(o.covariance, 2, 5).sums * j.noise_scale;
+  EXPECT_LT(joint_sums_noise, 0.7 * ggg_sums_noise);
 }
 
 TEST(PrivateGmmTest, NonPrivateFitRecoversWellSeparatedClusters) {

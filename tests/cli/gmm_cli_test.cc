@@ -192,7 +192,9 @@ TEST_F(GmmCliTest, PrivateFitEveryCovarianceAndInputFormat) {
       EXPECT_TRUE(p.at("private").get<bool>());
       EXPECT_LE(p.at("epsilon").get<double>(), 1.0);
       EXPECT_EQ(p.at("neighbour_relation"), "replace-one");
-      EXPECT_EQ(p.at("releases").size(), static_cast<size_t>(kJ * (2 * kK + 1))) << name;
+      // The default joint mechanism: one release per iteration.
+      EXPECT_EQ(p.at("mechanisms"), "joint");
+      EXPECT_EQ(p.at("releases").size(), static_cast<size_t>(kJ)) << name;
       EXPECT_EQ(p.at("seed"), 5);
       EXPECT_TRUE(p.at("seeded").get<bool>());
       EXPECT_FALSE(p.at("guarantee_void").get<bool>());
@@ -215,11 +217,12 @@ TEST_F(GmmCliTest, NonPrivateFitEveryCovariance) {
 }
 
 TEST_F(GmmCliTest, MapEstimatorAndLaplaceMechanisms) {
-  for (const char* extra : {"--estimator map", "--mechanisms LLG"}) {
+  for (const char* extra : {"--estimator map --mechanisms GGG", "--mechanisms LLG"}) {
     const RunResult r = Fit("variant.json", private_ + extra);
     ASSERT_EQ(r.exit_code, 0) << extra << ": " << r.err;
     const json p = Model("variant.json").at("privacy");
     EXPECT_LE(p.at("epsilon").get<double>(), 1.0) << extra;
+    // The papers' scenarios: 2K + 1 releases per iteration.
     EXPECT_EQ(p.at("releases").size(), static_cast<size_t>(kJ * (2 * kK + 1))) << extra;
     ExpectScoreMatches("variant.json", Data());
   }
@@ -291,7 +294,8 @@ TEST_F(GmmCliTest, DataNormFromDataVoidsTheGuarantee) {
 
 TEST_F(GmmCliTest, UnsafePaperMechanismsVoidTheGuarantee) {
   const RunResult r = Fit("void2.json", "--epsilon 1 --delta 1e-5 --data-norm 2 "
-                                        "--unsafe-paper-mechanisms --covariance spherical");
+                                        "--unsafe-paper-mechanisms --mechanisms GGG "
+                                        "--covariance spherical");
   ExpectVoidFit(r, r.exit_code == 0 ? Model("void2.json") : json::object());
 }
 

@@ -9,10 +9,11 @@
 //      data: means uniform in the unit ball, equal weights, covariances
 //      I / (d + 2) (the covariance of the uniform law on the unit ball).
 //   3. Each iteration: E-step -> sufficient statistics (counts N_k, sums
-//      A_k, second moments B_k); one release of the K noisy counts and, per
-//      component, one release of A_k and one of B_k (2K + 1 releases, the
-//      papers' count); then the M-step (MLE or MAP) as post-processing of the
-//      noisy statistics. Releasing statistics instead of parameters means no
+//      A_k, second moments B_k); their release: by default all of them as one
+//      joint Gaussian mechanism (models/joint_release.h); in the papers'
+//      scenarios one release of the K noisy counts and, per component, one of
+//      A_k and one of B_k (2K + 1 releases); then the M-step (MLE or MAP) as
+//      post-processing of the noisy statistics. Releasing statistics instead of parameters means no
 //      sensitivity depends on N_k (true or noisy); the papers' noise on
 //      mu_k = A_k / N~_k is exactly noise on A_k divided by N~_k.
 //   4. The noise is calibrated once from (epsilon, delta, J, K) by the chosen
@@ -49,9 +50,13 @@
 namespace dpem {
 
 // Which mechanisms release (counts, sums, second moments) each iteration:
-// park2017's GGG (all Gaussian) or LLG (Laplace, Laplace, Gaussian).
-enum class GmmMechanisms { kGgg, kLlg };
-std::string_view GmmMechanismsName(GmmMechanisms m);  // "GGG", "LLG"
+// kJoint (the default): all statistics of all components as ONE Gaussian
+// mechanism per iteration, with the joint sensitivity of
+// models/joint_release.h (docs/privacy.md); or park2017's per-parameter
+// scenarios GGG (2K + 1 Gaussian releases) and LLG (Laplace, Laplace,
+// Gaussian), kept to reproduce the papers.
+enum class GmmMechanisms { kJoint, kGgg, kLlg };
+std::string_view GmmMechanismsName(GmmMechanisms m);  // "joint", "GGG", "LLG"
 StatusOr<GmmMechanisms> ParseGmmMechanisms(std::string_view name);
 
 // Sensitivities of the released statistics (see the file comment).
@@ -92,7 +97,7 @@ struct GmmFitOptions {
   // The public domain (R has no default; see data/domain.h).
   DataDomain domain;
   AccountantKind accountant = kDefaultAccountant;
-  GmmMechanisms mechanisms = GmmMechanisms::kGgg;
+  GmmMechanisms mechanisms = GmmMechanisms::kJoint;
   double per_release_delta = kDefaultPerReleaseDelta;
   // park2016's Gamma (spherical) and Wishart (full) covariance mechanisms.
   // They are NOT differentially private; using them voids the guarantee.
@@ -122,9 +127,10 @@ struct GmmGuarantee {
   double epsilon = 0.0;
   double delta = 0.0;
   AccountantKind accountant = kDefaultAccountant;
-  GmmMechanisms mechanisms = GmmMechanisms::kGgg;
+  GmmMechanisms mechanisms = GmmMechanisms::kJoint;
   double per_release_epsilon = 0.0;
-  // Noise multiplier of (counts, sums, second moments).
+  // Noise multiplier of (counts, sums, second moments); for the joint
+  // mechanism, the one multiplier of the joint release.
   std::vector<double> noise_multipliers;
   PrivacyLedger ledger;
   // True if the guarantee does not hold; `void_reasons` says why.

@@ -1,0 +1,70 @@
+// The joint release of a Gaussian mixture's sufficient statistics: all K
+// counts, sums and second moments of one EM iteration as ONE Gaussian
+// mechanism with a noise scale per block (../shared/privacy-notes.md, "Joint
+// sensitivity"; the proof is in docs/privacy.md).
+//
+// A record x in the unit ball with responsibilities g (g_k >= 0, sum 1)
+// contributes c(x) = (g_k, g_k x, g_k T(x))_k, where T(x) is x x^T (full
+// covariances; released as its upper triangle), x (.) x (diagonal) or ||x||^2
+// (spherical). With Gaussian noise of standard deviation s_n, s_1, s_2 on the
+// count, sum and second-moment coordinates, dividing each block by its scale
+// turns the release into a Gaussian mechanism with unit noise whose L2
+// sensitivity under replacement of one record is JointSensitivity(type, s).
+//
+// Thread safety: pure functions.
+#ifndef DPEM_MODELS_JOINT_RELEASE_H_
+#define DPEM_MODELS_JOINT_RELEASE_H_
+
+#include <Eigen/Core>
+
+#include <string>
+
+#include "dpem/accounting/ledger.h"
+#include "dpem/models/gmm.h"
+#include "dpem/random/generator.h"
+#include "dpem/status.h"
+
+namespace dpem {
+
+// Noise standard deviations of the three blocks (or their relative sizes).
+struct JointNoiseScales {
+  double counts = 1.0;
+  double sums = 1.0;
+  double second = 1.0;
+};
+
+// The L2 sensitivity of the block-normalised joint statistics (docs/privacy.md,
+// Theorem 1). With a = s_1^2, b = s_2^2:
+//   full, diagonal: max( 2/s_n^2 + 2/a + 2/b,  h ),
+//     h = 2/a + 2/b + b/(2 a^2) if b <= 2a, else 4/a;
+//   spherical: max( 2/s_n^2 + 2/a + 2/b,  h_s ), h_s = max over t in [-1, 1] and
+//     radii of the same-component case, bounded by 4/a + 1/b.
+// Requires all scales finite and > 0.
+double JointSensitivity(CovarianceType type, const JointNoiseScales& s);
+
+// The default split of the noise between the blocks, for d dimensions and K
+// components (docs/gmm.md): the relative scales minimising the expected
+// squared error of the M-step's parameters,
+//   (1 + 1/K) s_n^2 + d s_1^2 + m s_2^2   (m = d^2 full, d diagonal, 1/d spherical),
+// subject to JointSensitivity = 1, by a grid search over the two ratios.
+// Depends only on public quantities.
+JointNoiseScales DefaultJointNoiseSplit(CovarianceType type, Eigen::Index dimension,
+                                        Eigen::Index components);
+
+// The joint Gaussian mechanism: adds noise to every count, sum and second
+// moment of `stats` and records ONE Gaussian release in `ledger`, with
+// sensitivity Delta = JointSensitivity(stats.type, split) and noise scale
+// sigma = noise_multiplier * Delta rounded up (so the ledger's multiplier is
+// never below the calibrated one). Block b's coordinates get N(0, (split_b
+// sigma)^2); for full covariances the off-diagonal entries of each second
+// moment get N(0, (split_2 sigma)^2 / 2), mirrored (the sqrt(2)-scaled upper
+// triangle, whose norm is the Frobenius norm). Requires finite statistics and
+// finite positive split and multiplier; on error nothing is recorded and
+// `stats` is unchanged. The exact log-likelihood is set to NaN.
+Status ReleaseJointStatistics(GmmStatistics& stats, const JointNoiseScales& split,
+                              double noise_multiplier, const std::string& label,
+                              Generator& gen, PrivacyLedger& ledger);
+
+}  // namespace dpem
+
+#endif  // DPEM_MODELS_JOINT_RELEASE_H_

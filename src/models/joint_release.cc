@@ -1,0 +1,125 @@
+#include "dpem/models/joint_release.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "dpem/random/samplers.h"
+
+namespace dpem {
+namespace {
+
+// Records in different components (one-hot g = e_i, g' = e_j, i != j):
+// every block's two contributions are orthogonal, each of norm at most 1.
+double DifferentComponents(const JointNoiseScales& s) {
+  return 2.0 / (s.counts * s.counts) + 2.0 / (s.sums * s.sums) + 2.0 / (s.second * s.second);
+}
+
+// Records in the same component (g = g' = e_i), full or diagonal second
+// moments, unit vectors with t = x . x': (2 - 2t)/a + (2 - 2t^2)/b, maximised
+// over t in [-1, 1] at t* = -b/(2a) (or t = -1).
+double SameComponentMatrix(double a, double b) {
+  if (b <= 2.0 * a) return 2.0 / a + 2.0 / b + b / (2.0 * a * a);
+  return 4.0 / a;
+}
+
+// Spherical: (||x - x'||^2)/a + (||x||^2 - ||x'||^2)^2 / b <= 4/a + 1/b.
+double SameComponentTrace(double a, double b) { return 4.0 / a + 1.0 / b; }
+
+// Grid of log10 ratios searched by DefaultJointNoiseSplit.
+constexpr int kSplitGridPoints = 81;
+constexpr double kSplitGridHalfWidth = 2.0;  // Ratios from 1e-2 to 1e2.
+
+}  // namespace
+
+double JointSensitivity(CovarianceType type, const JointNoiseScales& s) {
+  const double a = s.sums * s.sums, b = s.second * s.second;
+  const double same = type == CovarianceType::kSpherical ? SameComponentTrace(a, b)
+                                                         : SameComponentMatrix(a, b);
+  return std::sqrt(std::max(DifferentComponents(s), same));
+}
+
+JointNoiseScales DefaultJointNoiseSplit(CovarianceType type, Eigen::Index dimension,
+                                        Eigen::Index components) {
+  const double d = static_cast<double>(dimension);
+  const double m = type == CovarianceType::kFull        ? d * d
+                   : type == CovarianceType::kDiagonal ? d
+                                                        : 1.0 / d;
+  const double wn = 1.0 + 1.0 / static_cast<double>(components);
+  JointNoiseScales best;
+  double best_loss = INFINITY;
+  for (int i = 0; i < kSplitGridPoints; ++i) {
+    for (int j = 0; j < kSplitGridPoints; ++j) {
+      const double step = 2.0 * kSplitGridHalfWidth / (kSplitGridPoints - 1);
+      JointNoiseScales s{std::pow(10.0, -kSplitGridHalfWidth + i * step), 1.0,
+                         std::pow(10.0, -kSplitGridHalfWidth + j * step)};
+      const double scale = JointSensitivity(type, s);  // Normalise to sensitivity 1.
+      s = {s.counts * scale, s.sums * scale, s.second * scale};
+      const double loss = wn * s.counts * s.counts + d * s.sums * s.sums +
+                          m * s.second * s.second;
+      if (loss < best_loss) {
+        best_loss = loss;
+        best = s;
+      }
+    }
+  }
+  return best;
+}
+
+namespace {
+
+Status ValidateJointRelease(const GmmStatistics& stats, const JointNoiseScales& split,
+                            double noise_multiplier) {
+  for (double v : {split.counts, split.sums, split.second, noise_multiplier}) {
+    if (!(std::isfinite(v) && v > 0.0)) {
+      return InvalidArgumentError("joint release: noise scales must be finite and > 0");
+    }
+  }
+  bool finite = stats.counts.allFinite() && stats.sums.allFinite() &&
+                stats.second_diag.allFinite() && stats.second_trace.allFinite();
+  for (const Eigen::MatrixXd& m : stats.second_full) finite = finite && m.allFinite();
+  if (!finite) return InvalidArgumentError("joint release: statistics must be finite");
+  return OkStatus();
+}
+
+void AddNoise(Eigen::Ref<Eigen::MatrixXd> block, double sd, Generator& gen) {
+  for (Eigen::Index j = 0; j < block.cols(); ++j) {
+    for (Eigen::Index i = 0; i < block.rows(); ++i) block(i, j) += sd * SampleStandardNormal(gen);
+  }
+}
+
+// Diagonal N(0, sd^2), off-diagonal N(0, sd^2 / 2) mirrored.
+void AddSymmetricNoise(Eigen::MatrixXd& m, double sd, Generator& gen) {
+  const double off = sd / std::sqrt(2.0);
+  for (Eigen::Index i = 0; i < m.rows(); ++i) {
+    m(i, i) += sd * SampleStandardNormal(gen);
+    for (Eigen::Index j = i + 1; j < m.cols(); ++j) {
+      const double e = off * SampleStandardNormal(gen);
+      m(i, j) += e;
+      m(j, i) += e;
+    }
+  }
+}
+
+}  // namespace
+
+Status ReleaseJointStatistics(GmmStatistics& stats, const JointNoiseScales& split,
+                              double noise_multiplier, const std::string& label,
+                              Generator& gen, PrivacyLedger& ledger) {
+  DPEM_RETURN_IF_ERROR(ValidateJointRelease(stats, split, noise_multiplier));
+  const double sensitivity = JointSensitivity(stats.type, split);
+  const double sigma =
+      std::nextafter(noise_multiplier * sensitivity, std::numeric_limits<double>::infinity());
+  DPEM_RETURN_IF_ERROR(ledger.Record(
+      Release{MechanismKind::kGaussian, sensitivity, sigma, label}));
+  AddNoise(stats.counts, split.counts * sigma, gen);
+  AddNoise(stats.sums, split.sums * sigma, gen);
+  const double sd2 = split.second * sigma;
+  for (Eigen::MatrixXd& m : stats.second_full) AddSymmetricNoise(m, sd2, gen);
+  AddNoise(stats.second_diag, sd2, gen);
+  AddNoise(stats.second_trace, sd2, gen);
+  stats.log_likelihood = std::numeric_limits<double>::quiet_NaN();
+  return OkStatus();
+}
+
+}  // namespace dpem
