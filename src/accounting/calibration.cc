@@ -151,8 +151,14 @@ StatusOr<CalibrationResult> Calibrate(const CalibrationOptions& options) {
   StatusOr<double> lo_inv = internal::ExpandUntil(
       [&](double inv) { return !exceeds(options.epsilon / inv); }, 1.0);
   if (!lo_inv.ok()) {
-    return last_error.ok() ? OutOfRangeError("no per-release budget meets the target")
-                           : last_error;
+    if (!last_error.ok()) return last_error;
+    return OutOfRangeError(
+        "the " + std::string(AccountantName(options.accountant)) +
+        " accountant cannot certify epsilon = " + std::to_string(options.epsilon) +
+        " at this delta with any amount of noise" +
+        (options.accountant == AccountantKind::kMoments
+             ? " (with lambda <= 100 it never goes below ln(1/delta) / 100)"
+             : ""));
   }
   const double lo = options.epsilon / *lo_inv;
   DPEM_ASSIGN_OR_RETURN(const double hi, internal::ExpandUntil(exceeds, 2.0 * lo));
