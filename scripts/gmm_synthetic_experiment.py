@@ -45,7 +45,7 @@ def fit_and_score(train, test, accountant, seed, workdir):
     model = os.path.join(workdir, f"model_{accountant}_{seed}.json")
     cmd = [DPEM, "fit", "gmm", "--input", train, "--output", model, "--components", str(K),
            "--iterations", str(ITERATIONS), "--covariance", "spherical", "--seed", str(seed),
-           "--quiet", "--data-norm", "1"]
+           "--quiet", "--data-norm", "1", "--mechanisms", "GGG"]
     if accountant is None:
         cmd += ["--epsilon", "inf"]
     else:
