@@ -23,8 +23,9 @@ double SameComponentMatrix(double a, double b) {
   return 4.0 / a;
 }
 
-// Spherical: (||x - x'||^2)/a + (||x||^2 - ||x'||^2)^2 / b <= 4/a + 1/b.
-double SameComponentTrace(double a, double b) { return 4.0 / a + 1.0 / b; }
+// Spherical: ||x - x'||^2 / a + (||x||^2 - ||x'||^2)^2 / b, whose maximum over
+// the ball is exactly 4/a (docs/privacy.md, Theorem 1 (2)).
+double SameComponentTrace(double a) { return 4.0 / a; }
 
 // Grid of log10 ratios searched by DefaultJointNoiseSplit.
 constexpr int kSplitGridPoints = 81;
@@ -34,7 +35,7 @@ constexpr double kSplitGridHalfWidth = 2.0;  // Ratios from 1e-2 to 1e2.
 
 double JointSensitivity(CovarianceType type, const JointNoiseScales& s) {
   const double a = s.sums * s.sums, b = s.second * s.second;
-  const double same = type == CovarianceType::kSpherical ? SameComponentTrace(a, b)
+  const double same = type == CovarianceType::kSpherical ? SameComponentTrace(a)
                                                          : SameComponentMatrix(a, b);
   return std::sqrt(std::max(DifferentComponents(s), same));
 }

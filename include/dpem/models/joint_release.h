@@ -37,8 +37,9 @@ struct JointNoiseScales {
 // Theorem 1). With a = s_1^2, b = s_2^2:
 //   full, diagonal: max( 2/s_n^2 + 2/a + 2/b,  h ),
 //     h = 2/a + 2/b + b/(2 a^2) if b <= 2a, else 4/a;
-//   spherical: max( 2/s_n^2 + 2/a + 2/b,  h_s ), h_s = max over t in [-1, 1] and
-//     radii of the same-component case, bounded by 4/a + 1/b.
+//   spherical: max( 2/s_n^2 + 2/a + 2/b,  4/a ), exactly.
+// (For d = 1 all three types reduce to the spherical case, where h may
+// overstate the exact value by up to about 6%; still a valid bound.)
 // Requires all scales finite and > 0.
 double JointSensitivity(CovarianceType type, const JointNoiseScales& s);
 
