@@ -1,10 +1,11 @@
 #include "dpem/mechanisms/analyze_gauss.h"
 
-#include <Eigen/Eigenvalues>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "dpem/random/samplers.h"
+#include "internal/linear_algebra.h"
 
 namespace dpem {
 namespace {
@@ -74,16 +75,7 @@ StatusOr<Eigen::MatrixXd> ProjectToEigenvalueFloor(const Eigen::MatrixXd& sym,
   }
   DPEM_RETURN_IF_ERROR(
       ValidateSymmetricMatrix(sym, "ProjectToEigenvalueFloor: matrix"));
-  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(sym);
-  if (eig.info() != Eigen::Success) {
-    return NumericalError(
-        "ProjectToEigenvalueFloor: symmetric eigensolver did not converge");
-  }
-  if (eig.eigenvalues().minCoeff() >= floor) return Symmetrised(sym);
-  const Eigen::VectorXd clamped = eig.eigenvalues().cwiseMax(floor);
-  const Eigen::MatrixXd& v = eig.eigenvectors();
-  const Eigen::MatrixXd reassembled = v * clamped.asDiagonal() * v.transpose();
-  return Symmetrised(reassembled);
+  return internal::ClampEigenvalues(sym, floor, std::numeric_limits<double>::infinity());
 }
 
 }  // namespace dpem

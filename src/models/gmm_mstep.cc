@@ -50,10 +50,12 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Eigenvalues>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <utility>
 
 #include "dpem/models/gmm.h"
+#include "internal/linear_algebra.h"
 
 namespace dpem {
 namespace {
@@ -125,15 +127,8 @@ Eigen::VectorXd Weights(const GmmStatistics& stats,
 
 // Raises the eigenvalues of symmetric `cov` below `floor` to `floor`.
 Status ProjectEigenvaluesUp(double floor, Eigen::MatrixXd* cov) {
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(*cov);
-  if (eig.info() != Eigen::Success) {
-    return NumericalError("eigen-decomposition of a covariance failed");
-  }
-  if (eig.eigenvalues().minCoeff() >= floor) return OkStatus();
-  const Eigen::VectorXd clamped = eig.eigenvalues().cwiseMax(floor);
-  const Eigen::MatrixXd& v = eig.eigenvectors();
-  *cov = v * clamped.asDiagonal() * v.transpose();
-  *cov = 0.5 * (*cov + cov->transpose()).eval();
+  DPEM_ASSIGN_OR_RETURN(*cov, internal::ClampEigenvalues(
+                                  *cov, floor, std::numeric_limits<double>::infinity()));
   return OkStatus();
 }
 

@@ -3,7 +3,6 @@
 
 #include <cmath>
 
-#include <Eigen/Eigenvalues>
 #include <string>
 
 #include "dpem/mechanisms/additive_noise.h"
@@ -12,6 +11,7 @@
 #include "dpem/mechanisms/unsafe_paper_mechanisms.h"
 #include "dpem/models/joint_release.h"
 #include "dpem/random/samplers.h"
+#include "internal/linear_algebra.h"
 
 namespace dpem {
 namespace {
@@ -221,15 +221,8 @@ Status ProjectToDomain(GmmParameters& p, const Eigen::VectorXd& floors) {
     const double floor = floors(c);
     const double norm = p.means.row(c).norm();
     if (norm > 1.0) p.means.row(c) /= norm;
-    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(p.covariances[c]);
-    if (eig.info() != Eigen::Success) {
-      return NumericalError("eigen-decomposition of a covariance failed");
-    }
-    const Eigen::VectorXd clamped =
-        eig.eigenvalues().cwiseMax(floor).cwiseMin(kMaxUnitBallVariance);
-    Eigen::MatrixXd cov = eig.eigenvectors() * clamped.asDiagonal() *
-                          eig.eigenvectors().transpose();
-    p.covariances[c] = 0.5 * (cov + cov.transpose());
+    DPEM_ASSIGN_OR_RETURN(p.covariances[c], internal::ClampEigenvalues(
+                                                p.covariances[c], floor, kMaxUnitBallVariance));
     if (p.type != CovarianceType::kFull) {  // Keep the exact structure.
       p.covariances[c] = Eigen::MatrixXd(p.covariances[c].diagonal().asDiagonal());
     }
