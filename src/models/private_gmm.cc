@@ -307,7 +307,7 @@ Status Reaccount(const GmmFitOptions& o, const CalibrationResult& cal, GmmGuaran
   return OkStatus();
 }
 
-Status ValidateData(const DataMatrix& x, const GmmFitOptions& o) {
+Status ValidateFitData(const DataMatrix& x, const GmmFitOptions& o) {
   if (x.rows() == 0 || x.cols() == 0) return InvalidArgumentError("the data is empty");
   if (x.rows() < o.components) {
     return InvalidArgumentError("components K = " + std::to_string(o.components) +
@@ -402,7 +402,7 @@ namespace dpem {
 
 StatusOr<GmmFit> FitGmm(const DataMatrix& x, const GmmFitOptions& options, Generator& gen) {
   DPEM_RETURN_IF_ERROR(options.Validate());
-  DPEM_RETURN_IF_ERROR(ValidateData(x, options));
+  DPEM_RETURN_IF_ERROR(ValidateFitData(x, options));
   GmmFit fit;
   fit.guarantee = NewGuarantee(options);
   DPEM_ASSIGN_OR_RETURN(fit.domain, ResolveDomain(x, options, fit.guarantee));
