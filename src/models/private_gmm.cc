@@ -1,8 +1,9 @@
 // DP-EM for Gaussian mixtures: see dpem/models/private_gmm.h.
 #include "dpem/models/private_gmm.h"
 
+#include <algorithm>
 #include <cmath>
-
+#include <limits>
 #include <string>
 
 #include "dpem/mechanisms/additive_noise.h"
@@ -97,6 +98,16 @@ Status ReleaseCounts(GmmStatistics& s, const ReleasePlan& plan, int it, double n
   return ProjectCounts(s, n);
 }
 
+// Releases row `r` of a K x d block of statistics as one vector mechanism
+// (rows of a column-major matrix are not contiguous, so through a copy).
+Status ReleaseRow(Eigen::MatrixXd& block, Eigen::Index r, const NoiseSpec& spec, Generator& gen,
+                  PrivacyLedger& ledger) {
+  Eigen::VectorXd row = block.row(r).transpose();
+  DPEM_RETURN_IF_ERROR(ReleaseVector(row, spec, gen, ledger));
+  block.row(r) = row.transpose();
+  return OkStatus();
+}
+
 Status ReleaseSecondMoment(GmmStatistics& s, Eigen::Index c, const ReleasePlan& plan,
                            int it, Generator& gen, PrivacyLedger& ledger) {
   const std::string what = "second moments[" + std::to_string(c) + "]";
@@ -104,12 +115,8 @@ Status ReleaseSecondMoment(GmmStatistics& s, Eigen::Index c, const ReleasePlan& 
   switch (s.type) {
     case CovarianceType::kFull:
       return ReleaseSymmetric(s.second_full[c], spec, gen, ledger);
-    case CovarianceType::kDiagonal: {
-      Eigen::VectorXd row = s.second_diag.row(c).transpose();
-      DPEM_RETURN_IF_ERROR(ReleaseVector(row, spec, gen, ledger));
-      s.second_diag.row(c) = row.transpose();
-      return OkStatus();
-    }
+    case CovarianceType::kDiagonal:
+      return ReleaseRow(s.second_diag, c, spec, gen, ledger);
     case CovarianceType::kSpherical: {
       Eigen::VectorXd one = Eigen::VectorXd::Constant(1, s.second_trace(c));
       DPEM_RETURN_IF_ERROR(ReleaseVector(one, spec, gen, ledger));
@@ -133,15 +140,12 @@ Status PrivatizeStatistics(GmmStatistics& s, const ReleasePlan& plan, bool unsaf
   }
   DPEM_RETURN_IF_ERROR(ReleaseCounts(s, plan, it, n, gen, ledger));
   for (Eigen::Index c = 0; c < s.sums.rows(); ++c) {
-    Eigen::VectorXd row = s.sums.row(c).transpose();
-    DPEM_RETURN_IF_ERROR(ReleaseVector(
-        row, Labelled(plan.sums, it, "sums[" + std::to_string(c) + "]"), gen, ledger));
-    s.sums.row(c) = row.transpose();
+    DPEM_RETURN_IF_ERROR(ReleaseRow(
+        s.sums, c, Labelled(plan.sums, it, "sums[" + std::to_string(c) + "]"), gen, ledger));
     if (!unsafe) DPEM_RETURN_IF_ERROR(ReleaseSecondMoment(s, c, plan, it, gen, ledger));
   }
   return OkStatus();
 }
-
 
 // The domain used for the fit. A non-private fit without a bound uses the
 // data's own largest norm (it claims no guarantee); a private one built on a
@@ -221,10 +225,12 @@ Status ProjectToDomain(GmmParameters& p, const Eigen::VectorXd& floors) {
     const double floor = floors(c);
     const double norm = p.means.row(c).norm();
     if (norm > 1.0) p.means.row(c) /= norm;
-    DPEM_ASSIGN_OR_RETURN(p.covariances[c], internal::ClampEigenvalues(
-                                                p.covariances[c], floor, kMaxUnitBallVariance));
-    if (p.type != CovarianceType::kFull) {  // Keep the exact structure.
-      p.covariances[c] = Eigen::MatrixXd(p.covariances[c].diagonal().asDiagonal());
+    if (p.type == CovarianceType::kFull) {
+      DPEM_ASSIGN_OR_RETURN(p.covariances[c], internal::ClampEigenvalues(
+                                                  p.covariances[c], floor, kMaxUnitBallVariance));
+    } else {  // Diagonal: its eigenvalues are its diagonal entries.
+      p.covariances[c].diagonal() =
+          p.covariances[c].diagonal().cwiseMax(floor).cwiseMin(kMaxUnitBallVariance);
     }
   }
   return OkStatus();
@@ -255,24 +261,29 @@ struct EmState {
   PrivacyLedger ledger;
 };
 
+// The M-step's options, the same in every iteration.
+MStepOptions MStepOptionsFor(const GmmFitOptions& o, Eigen::Index d, const ReleasePlan* plan) {
+  MStepOptions m;
+  m.estimator = o.estimator;
+  m.prior = o.prior.alpha.size() ? o.prior : DefaultPrior(o.components, d);
+  m.covariance_floor = o.covariance_floor;
+  m.min_count = o.min_component_count;
+  // A mean from a count below its sum's noise scale is mostly noise (its
+  // noise standard deviation exceeds the unit ball's radius): keep the
+  // previous one. Post-processing of released values only.
+  if (plan != nullptr) m.min_count = std::max(m.min_count, plan->SumsNoise());
+  return m;
+}
+
 // One EM iteration on unit-ball data: E-step, releases (private fits), M-step.
-Status Iterate(const DataMatrix& unit, const GmmFitOptions& o, const ReleasePlan* plan,
-               double eps_i, int it, Generator& gen, EmState& state) {
+Status Iterate(const DataMatrix& unit, const GmmFitOptions& o, const MStepOptions& m,
+               const ReleasePlan* plan, double eps_i, int it, Generator& gen, EmState& state) {
   const double n = static_cast<double>(unit.rows());
   DPEM_ASSIGN_OR_RETURN(GmmStatistics s, ComputeStatistics(state.params, unit));
   GmmIterationReport report{it, o.iterations, std::numeric_limits<double>::quiet_NaN()};
-  MStepOptions m;
-  m.estimator = o.estimator;
-  m.prior = o.prior.alpha.size() ? o.prior : DefaultPrior(o.components, unit.cols());
-  m.covariance_floor = o.covariance_floor;
-  m.min_count = o.min_component_count;
   if (plan != nullptr) {
     DPEM_RETURN_IF_ERROR(PrivatizeStatistics(s, *plan, o.unsafe_paper_mechanisms, it, n, gen,
                                              state.ledger));
-    // A mean from a count below its sum's noise scale is mostly noise (its
-    // noise standard deviation exceeds the unit ball's radius): keep the
-    // previous one. Post-processing of released values only.
-    m.min_count = std::max(m.min_count, plan->SumsNoise());
   } else {
     report.mean_log_likelihood = s.log_likelihood / n;
   }
@@ -419,8 +430,10 @@ StatusOr<GmmFit> FitGmm(const DataMatrix& x, const GmmFitOptions& options, Gener
   DPEM_ASSIGN_OR_RETURN(state.params, InitialParameters(options.components, x.cols(),
                                                         options.covariance, gen));
   const double eps_i = cal ? cal->per_release_epsilon : kInfinity;
+  const ReleasePlan* plan_or_null = plan ? &*plan : nullptr;
+  const MStepOptions m_step = MStepOptionsFor(options, x.cols(), plan_or_null);
   for (int it = 1; it <= options.iterations; ++it) {
-    DPEM_RETURN_IF_ERROR(Iterate(unit, options, plan ? &*plan : nullptr, eps_i, it, gen, state));
+    DPEM_RETURN_IF_ERROR(Iterate(unit, options, m_step, plan_or_null, eps_i, it, gen, state));
   }
   fit.guarantee.ledger = std::move(state.ledger);
   if (cal) DPEM_RETURN_IF_ERROR(Reaccount(options, *cal, fit.guarantee));
