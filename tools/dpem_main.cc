@@ -15,10 +15,12 @@ int main(int argc, char** argv) {
       "dpem"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "dpem 0.1.0");
+  CLI::App& fit = *AddFitParent(app);
   const std::vector<Command> commands = {
-      AddFitCommand(app),       AddScoreCommand(app),       AddPredictCommand(app),
-      AddSampleCommand(app),    AddAccountCommand(app),     AddCalibrateCommand(app),
-      AddSampleNoiseCommand(app)};
+      AddFitGmmCommand(fit),        AddFitFaCommand(fit),     AddFitKmeansCommand(fit),
+      AddFitGradientEmCommand(fit), AddScoreCommand(app),     AddPredictCommand(app),
+      AddSampleCommand(app),        AddTransformCommand(app), AddGenerateCommand(app),
+      AddAccountCommand(app),       AddCalibrateCommand(app), AddSampleNoiseCommand(app)};
   if (argc > 1 && argv[1][0] != '-') {
     std::string accepted;
     bool known = false;

@@ -171,11 +171,15 @@ void AddPrivacyOptions(CLI::App* app, FitGmmFlags& f) {
 
 }  // namespace
 
-Command AddFitCommand(CLI::App& root) {
-  auto f = std::make_shared<FitGmmFlags>();
+CLI::App* AddFitParent(CLI::App& root) {
   CLI::App* fit = root.add_subcommand("fit", "Fit a model to data.");
   fit->require_subcommand(1);
-  CLI::App* app = fit->add_subcommand(
+  return fit;
+}
+
+Command AddFitGmmCommand(CLI::App& fit) {
+  auto f = std::make_shared<FitGmmFlags>();
+  CLI::App* app = fit.add_subcommand(
       "gmm", "Fit a Gaussian mixture by (differentially private) EM and write a model file.");
   app->add_option("--input", f->input, "Data: .csv (one record per row) or .npy")->required();
   app->add_option("--output", f->output, "Model file to write (JSON)")->required();

@@ -1,33 +1,27 @@
-// dpem score / predict / sample: use a fitted model file. These read only the
-// model (already private) and, for score and predict, data supplied by the
-// user; they add no privacy cost.
+// dpem score / predict / sample / transform: use a fitted model file. These
+// read only the model (already private) and, for score, predict and
+// transform, data supplied by the user; they add no privacy cost. Each
+// command reads the model file's "format" and dispatches to that format's
+// handler (Gaussian mixtures here; the others beside their fit commands).
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "dpem/data/io.h"
 #include "dpem/models/gmm_model_io.h"
 #include "internal/file_util.h"
+#include "model_commands.h"
 
 namespace dpem::cli {
 namespace {
 
-struct ModelDataFlags {
-  std::string model;
-  std::string input;
-  std::string output;
-  bool json = false;
-  bool proba = false;
-};
-
-struct SampleFlags {
-  std::string model;
-  std::string output;
-  long long count = 0;
-  std::optional<std::string> seed;
-};
+using Handler = std::function<Status(const ModelCommandFlags&)>;
 
 // The model and data, with their dimensions checked against each other.
 struct ModelAndData {
@@ -35,7 +29,7 @@ struct ModelAndData {
   DataMatrix x;
 };
 
-StatusOr<ModelAndData> Load(const ModelDataFlags& f) {
+StatusOr<ModelAndData> Load(const ModelCommandFlags& f) {
   ModelAndData md;
   DPEM_ASSIGN_OR_RETURN(md.fit, ReadGmmModel(f.model));
   DPEM_ASSIGN_OR_RETURN(md.x, ReadMatrix(f.input));
@@ -47,7 +41,7 @@ StatusOr<ModelAndData> Load(const ModelDataFlags& f) {
   return md;
 }
 
-Status RunScore(const ModelDataFlags& f) {
+Status RunScore(const ModelCommandFlags& f) {
   DPEM_ASSIGN_OR_RETURN(const ModelAndData md, Load(f));
   DPEM_ASSIGN_OR_RETURN(const double ll, MeanLogLikelihood(md.fit.parameters, md.x));
   if (f.json) {
@@ -59,7 +53,7 @@ Status RunScore(const ModelDataFlags& f) {
   return OkStatus();
 }
 
-Status RunPredict(const ModelDataFlags& f) {
+Status RunPredict(const ModelCommandFlags& f) {
   if (!f.output.empty()) DPEM_RETURN_IF_ERROR(internal::CheckCanCreate(f.output));
   DPEM_ASSIGN_OR_RETURN(const ModelAndData md, Load(f));
   DataMatrix out;
@@ -79,17 +73,63 @@ Status RunPredict(const ModelDataFlags& f) {
   return OkStatus();
 }
 
-Status RunSample(const SampleFlags& f) {
-  DPEM_RETURN_IF_ERROR(RequireAtLeast("-n", f.count, 1));
-  if (f.count > 100000000) return InvalidArgumentError("-n: must be <= 100000000");
-  DPEM_RETURN_IF_ERROR(internal::CheckCanCreate(f.output));
+Status RunSample(const ModelCommandFlags& f) {
   DPEM_ASSIGN_OR_RETURN(const GmmFit fit, ReadGmmModel(f.model));
   DPEM_ASSIGN_OR_RETURN(Generator gen, MakeGenerator(f.seed));
   DPEM_ASSIGN_OR_RETURN(const DataMatrix synth, Sample(fit.parameters, f.count, gen));
   return WriteMatrix(f.output, synth);
 }
 
-void AddModelAndInput(CLI::App* app, ModelDataFlags& f) {
+// The handlers of one model format; an empty one means "does not apply".
+struct FormatHandlers {
+  const char* format;
+  const char* description;
+  Handler score, predict, sample, transform;
+};
+
+const std::vector<FormatHandlers>& AllFormats() {
+  static const std::vector<FormatHandlers> formats = {
+      {kGmmModelFormat, "Gaussian mixture", RunScore, RunPredict, RunSample, nullptr},
+      {"dpem-fa", "factor analysis", ScoreFaModel, nullptr, SampleFaModel, TransformFaModel},
+      {"dpem-kmeans", "k-means", ScoreKmeansModel, PredictKmeansModel, nullptr, nullptr},
+  };
+  return formats;
+}
+
+// The "format" field of a model file; InvalidArgument naming the file if it
+// is not a JSON object with a string "format".
+StatusOr<std::string> ReadModelFormat(const std::string& path) {
+  DPEM_ASSIGN_OR_RETURN(const std::string text, internal::ReadFileToString(path));
+  const nlohmann::json model = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!model.is_object() || !model.contains("format") || !model["format"].is_string()) {
+    return InvalidArgumentError(path + ": not a dpem model file (no \"format\" field)");
+  }
+  return model["format"].get<std::string>();
+}
+
+// Runs the handler `member` of the model file's format, or says why not.
+Status Dispatch(const ModelCommandFlags& f, const char* command,
+                Handler FormatHandlers::*member) {
+  DPEM_ASSIGN_OR_RETURN(const std::string format, ReadModelFormat(f.model));
+  for (const FormatHandlers& h : AllFormats()) {
+    if (format != h.format) continue;
+    if (!(h.*member)) {
+      return InvalidArgumentError(f.model + ": '" + command + "' does not apply to " +
+                                  h.description + " models");
+    }
+    return (h.*member)(f);
+  }
+  return InvalidArgumentError(f.model + ": unknown model format '" + format + "'");
+}
+
+// Checks shared by every format's sample handler, before the model is used.
+Status CheckSampleFlags(const ModelCommandFlags& f) {
+  DPEM_RETURN_IF_ERROR(RequireAtLeast("-n", f.count, 1));
+  if (f.count > 100000000) return InvalidArgumentError("-n: must be <= 100000000");
+  return internal::CheckCanCreate(f.output);
+}
+
+void AddModelAndInput(CLI::App* app, ModelCommandFlags& f) {
   app->add_option("--model", f.model, "Model file written by dpem fit")->required();
   app->add_option("--input", f.input, "Data: .csv or .npy, same columns as the fit")
       ->required();
@@ -98,28 +138,28 @@ void AddModelAndInput(CLI::App* app, ModelDataFlags& f) {
 }  // namespace
 
 Command AddScoreCommand(CLI::App& root) {
-  auto f = std::make_shared<ModelDataFlags>();
+  auto f = std::make_shared<ModelCommandFlags>();
   CLI::App* app = root.add_subcommand(
       "score", "Print the mean log-likelihood per record of data under a model, in the "
                "data's original units.");
   AddModelAndInput(app, *f);
   app->add_flag("--json", f->json, "Print {\"mean_log_likelihood\": ...}");
-  return {app, [f] { return RunScore(*f); }};
+  return {app, [f] { return Dispatch(*f, "score", &FormatHandlers::score); }};
 }
 
 Command AddPredictCommand(CLI::App& root) {
-  auto f = std::make_shared<ModelDataFlags>();
+  auto f = std::make_shared<ModelCommandFlags>();
   CLI::App* app = root.add_subcommand(
       "predict", "Print each record's most likely component (0-based), or the component "
                  "probabilities with --proba.");
   AddModelAndInput(app, *f);
   app->add_flag("--proba", f->proba, "Print the K component probabilities of each record");
   app->add_option("--output", f->output, "Write a .csv or .npy file instead of stdout");
-  return {app, [f] { return RunPredict(*f); }};
+  return {app, [f] { return Dispatch(*f, "predict", &FormatHandlers::predict); }};
 }
 
 Command AddSampleCommand(CLI::App& root) {
-  auto f = std::make_shared<SampleFlags>();
+  auto f = std::make_shared<ModelCommandFlags>();
   CLI::App* app = root.add_subcommand(
       "sample", "Draw synthetic records from a model (no extra privacy cost: the model is "
                 "already private).");
@@ -128,7 +168,23 @@ Command AddSampleCommand(CLI::App& root) {
   app->add_option("--output", f->output, "Output .csv or .npy file")->required();
   app->add_option("--seed", f->seed,
                   "Seed a reproducible generator (default: OS-keyed CSPRNG)");
-  return {app, [f] { return RunSample(*f); }};
+  return {app, [f] {
+            DPEM_RETURN_IF_ERROR(CheckSampleFlags(*f));
+            return Dispatch(*f, "sample", &FormatHandlers::sample);
+          }};
+}
+
+Command AddTransformCommand(CLI::App& root) {
+  auto f = std::make_shared<ModelCommandFlags>();
+  CLI::App* app = root.add_subcommand(
+      "transform", "Write each record's latent representation under a model (factor "
+                   "analysis: the posterior means of the factors).");
+  AddModelAndInput(app, *f);
+  app->add_option("--output", f->output, "Output .csv or .npy file")->required();
+  return {app, [f] {
+            if (!f->output.empty()) DPEM_RETURN_IF_ERROR(internal::CheckCanCreate(f->output));
+            return Dispatch(*f, "transform", &FormatHandlers::transform);
+          }};
 }
 
 }  // namespace dpem::cli

@@ -1,0 +1,1 @@
+# audit: sources and tests (see the components section of CMakeLists.txt).

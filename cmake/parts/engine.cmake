@@ -1,0 +1,1 @@
+# engine: sources and tests (see the components section of CMakeLists.txt).

@@ -1,0 +1,1 @@
+# factor_analysis: sources and tests (see the components section of CMakeLists.txt).

@@ -1,0 +1,1 @@
+# kmeans: sources and tests (see the components section of CMakeLists.txt).

@@ -1,0 +1,1 @@
+# reliability: sources and tests (see the components section of CMakeLists.txt).

@@ -1,0 +1,40 @@
+// The flags of the model-using commands (score, predict, sample, transform)
+// and the per-format handlers they dispatch to. A handler is defined beside
+// the fit command of its model; model_commands.cc reads the model file's
+// "format" field and calls the handler of that format, or reports that the
+// command does not apply to that kind of model.
+#ifndef DPEM_TOOLS_MODEL_COMMANDS_H_
+#define DPEM_TOOLS_MODEL_COMMANDS_H_
+
+#include <optional>
+#include <string>
+
+#include "dpem/status.h"
+
+namespace dpem::cli {
+
+// Every flag of the model-using commands; each command sets the ones it has.
+struct ModelCommandFlags {
+  std::string model;                // --model: the model file.
+  std::string input;                // --input: data (score, predict, transform).
+  std::string output;               // --output: .csv/.npy (sample, transform,
+                                    // optionally predict).
+  bool json = false;                // --json (score).
+  bool proba = false;               // --proba (predict).
+  long long count = 0;              // -n (sample).
+  std::optional<std::string> seed;  // --seed (sample).
+};
+
+// Handlers for factor-analysis models ("dpem-fa"), in fit_fa_command.cc.
+Status ScoreFaModel(const ModelCommandFlags& flags);
+Status SampleFaModel(const ModelCommandFlags& flags);
+Status TransformFaModel(const ModelCommandFlags& flags);
+
+// Handlers for k-means models ("dpem-kmeans"), in fit_kmeans_command.cc.
+// Score prints {"nicv": ...} with --json.
+Status ScoreKmeansModel(const ModelCommandFlags& flags);
+Status PredictKmeansModel(const ModelCommandFlags& flags);
+
+}  // namespace dpem::cli
+
+#endif  // DPEM_TOOLS_MODEL_COMMANDS_H_
