@@ -1,1 +1,13 @@
-# engine: sources and tests (see the components section of CMakeLists.txt).
+# engine: the threaded block engine (src/engine) and the data sources it
+# reads; the library sources are listed in CMakeLists.txt.
+if(DPEM_BUILD_TESTS)
+  dpem_add_test(engine_test SOURCES src/engine/engine_test.cc)
+  dpem_add_test(row_source_test SOURCES src/data/row_source_test.cc)
+endif()
+if(DPEM_BUILD_BENCHMARKS)
+  target_sources(dpem_benchmarks PRIVATE benchmarks/gmm_engine_benchmark.cc)
+  # The machine's dgemm rate, from OpenBLAS (all cores).
+  find_package(PkgConfig REQUIRED)
+  pkg_check_modules(DPEM_OPENBLAS REQUIRED IMPORTED_TARGET openblas)
+  target_link_libraries(dpem_benchmarks PRIVATE PkgConfig::DPEM_OPENBLAS)
+endif()

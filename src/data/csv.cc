@@ -9,6 +9,7 @@
 
 #include "dpem/data/io.h"
 #include "internal/file_util.h"
+#include "internal/text.h"
 
 namespace dpem {
 namespace {
@@ -98,29 +99,19 @@ void ForEachField(std::string_view line, Visit visit) {
   }
 }
 
-// `field` quoted for a message: at most 24 characters, non-printable ones
-// replaced by '?', so that the message stays on one line.
-std::string Quote(std::string_view field) {
-  std::string out = "'";
-  for (char c : field.substr(0, 24)) {
-    out += (c >= 0x20 && c < 0x7f) ? c : '?';
-  }
-  return out + (field.size() > 24 ? "...'" : "'");
-}
-
 std::string FieldProblem(FieldKind kind, std::string_view field) {
   switch (kind) {
     case FieldKind::kNonFinite:
-      return "value " + Quote(field) + " is not finite (NaN and infinities are "
+      return "value " + internal::QuoteForMessage(field) + " is not finite (NaN and infinities are "
              "not accepted)";
     case FieldKind::kOverflow:
-      return "value " + Quote(field) + " is out of the range of double";
+      return "value " + internal::QuoteForMessage(field) + " is out of the range of double";
     case FieldKind::kNotNumber:
     case FieldKind::kNumber:
       break;
   }
   if (field.empty()) return "empty field, expected a number";
-  return "field " + Quote(field) + " is not a number";
+  return "field " + internal::QuoteForMessage(field) + " is not a number";
 }
 
 class CsvReader {

@@ -1,5 +1,7 @@
 #include "dpem/data/domain.h"
 
+#include "dpem/data/row_source.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -90,6 +92,67 @@ Status CheckFinite(const DataMatrix& x, const char* what) {
   return OkStatus();
 }
 
+// Squared norm below which a row of v / R is certainly inside the unit ball
+// by every way of computing its norm (their relative errors are ~d * 2^-53),
+// so the careful clip below would return v / R unchanged.
+constexpr double kSafelyInsideSquaredNorm = 1.0 - 1e-9;
+
+// Maps one finite record in place: subtract c (if non-empty), clip to R,
+// divide by R. Returns 1 if it clipped. The common case (a record safely
+// inside the ball) computes exactly what ClipAndScale's unclipped branch
+// does, without allocating; the rest goes through ClipAndScale.
+template <typename Row>
+int MapRowInPlace(const Eigen::VectorXd& c, double r, Row row) {
+  if (c.size() != 0) {
+    if (!(row - c.transpose()).allFinite()) {
+      // x - c overflows: halve both (||x - c|| > DBL_MAX >= R).
+      const Eigen::RowVectorXd centred = 0.5 * row - 0.5 * c.transpose();
+      return ClipAndScale(centred, 0.5 * r, row);
+    }
+    row -= c.transpose();
+  }
+  if ((row / r).squaredNorm() <= kSafelyInsideSquaredNorm) {
+    row /= r;
+    return 0;
+  }
+  const Eigen::RowVectorXd centred = row;
+  return ClipAndScale(centred, r, row);
+}
+
+// Maps every row of `x` in place; returns how many were clipped.
+// Precondition: CheckCenter passed and x is finite. When every row is safely
+// inside the ball (the common case) the whole block is mapped by vectorised
+// matrix operations computing exactly what MapRowInPlace's fast path does.
+Eigen::Index MapRowsInPlace(const DataDomain& domain, DataMatrix& x) {
+  const Eigen::VectorXd& c = domain.center;
+  const double r = domain.data_norm;
+  const Eigen::VectorXd squared_norms =
+      c.size() == 0 ? Eigen::VectorXd((x / r).rowwise().squaredNorm())
+                    : Eigen::VectorXd(((x.rowwise() - c.transpose()) / r).rowwise().squaredNorm());
+  if ((squared_norms.array() <= kSafelyInsideSquaredNorm).all()) {
+    if (c.size() != 0) x.rowwise() -= c.transpose();
+    x /= r;
+    return 0;
+  }
+  Eigen::Index clipped = 0;
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    clipped += MapRowInPlace(c, r, x.row(i));
+  }
+  return clipped;
+}
+
+// ValidateDomain, and the centre's size against d columns.
+Status CheckCenter(const DataDomain& domain, Eigen::Index d, const char* what) {
+  DPEM_RETURN_IF_ERROR(ValidateDomain(domain));
+  const Eigen::Index c = domain.center.size();
+  if (c != 0 && c != d) {
+    return InvalidArgumentError(std::string(what) + ": the domain centre has " +
+                                std::to_string(c) + " entries but the data has " +
+                                std::to_string(d) + " columns");
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Status ValidateDomain(const DataDomain& domain) {
@@ -108,33 +171,26 @@ Status ValidateDomain(const DataDomain& domain) {
 
 StatusOr<DataMatrix> MapToUnitBall(const DataMatrix& x, const DataDomain& domain,
                                    DomainTransformReport* report) {
-  DPEM_RETURN_IF_ERROR(ValidateDomain(domain));
+  DPEM_RETURN_IF_ERROR(CheckCenter(domain, x.cols(), "MapToUnitBall"));
   DPEM_RETURN_IF_ERROR(CheckFinite(x, "MapToUnitBall"));
-  const Eigen::VectorXd& c = domain.center;
-  if (c.size() != 0 && c.size() != x.cols()) {
-    return InvalidArgumentError(
-        "MapToUnitBall: the domain centre has " + std::to_string(c.size()) +
-        " entries but the data has " + std::to_string(x.cols()) + " columns");
-  }
-  const double r = domain.data_norm;
-  DataMatrix u(x.rows(), x.cols());
-  Eigen::RowVectorXd centred(x.cols());
-  Eigen::Index clipped = 0;
-  for (Eigen::Index i = 0; i < x.rows(); ++i) {
-    if (c.size() == 0) {
-      clipped += ClipAndScale(x.row(i), r, u.row(i));
-      continue;
-    }
-    centred = x.row(i) - c.transpose();
-    if (centred.allFinite()) {
-      clipped += ClipAndScale(centred, r, u.row(i));
-    } else {  // x - c overflowed: halve both (||x - c|| > DBL_MAX >= R).
-      centred = 0.5 * x.row(i) - 0.5 * c.transpose();
-      clipped += ClipAndScale(centred, 0.5 * r, u.row(i));
-    }
-  }
+  DataMatrix u = x;
+  const Eigen::Index clipped = MapRowsInPlace(domain, u);
   if (report != nullptr) report->clipped_rows = clipped;
   return u;
+}
+
+StatusOr<UnitBallRowSource> UnitBallRowSource::Create(const RowSource& raw,
+                                                      const DataDomain& domain) {
+  DPEM_RETURN_IF_ERROR(CheckCenter(domain, raw.cols(), "UnitBallRowSource"));
+  return UnitBallRowSource(raw, domain);
+}
+
+RowBlock UnitBallRowSource::Block(Eigen::Index start, Eigen::Index count,
+                                  DataMatrix& scratch) const {
+  const RowBlock raw = raw_->Block(start, count, scratch);
+  if (raw.data() != scratch.data()) scratch = raw;
+  MapRowsInPlace(domain_, scratch);
+  return RowBlock(scratch.data(), scratch.rows(), scratch.cols());
 }
 
 StatusOr<double> DataNormFromData(const DataMatrix& x) {

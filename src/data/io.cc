@@ -52,6 +52,26 @@ StatusOr<DataMatrix> ReadMatrix(const std::string& path) {
   return UnsupportedFormat(path, "input");
 }
 
+StatusOr<std::unique_ptr<RowSource>> OpenRowSource(const std::string& path) {
+  switch (FormatOf(path)) {
+    case Format::kCsv: {
+      DPEM_ASSIGN_OR_RETURN(DataMatrix x, ReadCsv(path));
+      DPEM_ASSIGN_OR_RETURN(MatrixRowSource source, MatrixRowSource::Own(std::move(x)));
+      return std::unique_ptr<RowSource>(std::make_unique<MatrixRowSource>(std::move(source)));
+    }
+    case Format::kNpy: {
+      StatusOr<std::unique_ptr<RowSource>> mapped = OpenNpyRowSource(path);
+      if (mapped.ok() || mapped.status().code() != StatusCode::kIoError) return mapped;
+      // Not mappable (a pipe, say): read it into memory.
+      DPEM_ASSIGN_OR_RETURN(DataMatrix x, ReadNpy(path));
+      DPEM_ASSIGN_OR_RETURN(MatrixRowSource source, MatrixRowSource::Own(std::move(x)));
+      return std::unique_ptr<RowSource>(std::make_unique<MatrixRowSource>(std::move(source)));
+    }
+    case Format::kUnknown: break;
+  }
+  return UnsupportedFormat(path, "input");
+}
+
 Status WriteMatrix(const std::string& path, const DataMatrix& x) {
   switch (FormatOf(path)) {
     case Format::kCsv: return WriteCsv(path, x);

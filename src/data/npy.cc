@@ -1,5 +1,6 @@
 #include "dpem/data/npy.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -9,7 +10,9 @@
 #include <vector>
 
 #include "dpem/data/io.h"
+#include "dpem/data/row_source.h"
 #include "internal/file_util.h"
+#include "internal/text.h"
 
 namespace dpem {
 namespace {
@@ -155,13 +158,13 @@ bool HeaderParser::ParseValue(int depth, PyValue* out) {
 bool HeaderParser::ParseEntry(NpyHeader* header, unsigned* seen) {
   std::string key;
   if (!ParseString(&key)) return false;
-  if (!Consume(':')) return Fail("expected ':' after key '" + key + "'");
+  if (!Consume(':')) return Fail("expected ':' after key " + internal::QuoteForMessage(key));
   PyValue value;
   if (!ParseValue(0, &value)) return false;
   const unsigned bit = key == "descr" ? 1u : key == "fortran_order" ? 2u
                        : key == "shape" ? 4u : 0u;
-  if (bit == 0) return Fail("unexpected key '" + key + "'");
-  if (*seen & bit) return Fail("duplicate key '" + key + "'");
+  if (bit == 0) return Fail("unexpected key " + internal::QuoteForMessage(key));
+  if (*seen & bit) return Fail("duplicate key " + internal::QuoteForMessage(key));
   *seen |= bit;
   if (bit == 1 && value.kind != PyValue::Kind::kString) {
     return Fail("'descr' is not a simple dtype string (structured dtypes are "
@@ -213,7 +216,9 @@ StatusOr<Dtype> ParseDtype(const std::string& path, const std::string& descr) {
   const std::string accepted =
       " (accepted: '<f8', '<f4', and little-endian integer types such as "
       "'<i8', '<i4', '|u1', converted to double)";
-  if (descr.size() < 3) return BadFile(path, "unsupported dtype '" + descr + "'" + accepted);
+  const std::string unsupported =
+      "unsupported dtype " + internal::QuoteForMessage(descr) + accepted;
+  if (descr.size() < 3) return BadFile(path, unsupported);
   const char order = descr[0];
   const char kind = descr[1];
   const std::string size_text = descr.substr(2);
@@ -223,14 +228,14 @@ StatusOr<Dtype> ParseDtype(const std::string& path, const std::string& descr) {
   }
   const bool little = order == '<' || order == '=' || (size == 1 && (order == '|' || order == '>'));
   if (order == '>' && size != 1 && (kind == 'f' || kind == 'i' || kind == 'u')) {
-    return BadFile(path, "big-endian dtype '" + descr +
-                             "' is not supported; convert with "
+    return BadFile(path, "big-endian dtype " + internal::QuoteForMessage(descr) +
+                             " is not supported; convert with "
                              "arr.astype(arr.dtype.newbyteorder('<'))");
   }
   if (little && kind == 'f' && (size == 4 || size == 8)) return Dtype{Kind::kFloat, size};
   if (little && kind == 'i' && size != 0) return Dtype{Kind::kSigned, size};
   if (little && kind == 'u' && size != 0) return Dtype{Kind::kUnsigned, size};
-  return BadFile(path, "unsupported dtype '" + descr + "'" + accepted);
+  return BadFile(path, unsupported);
 }
 
 std::string ShapeText(const std::vector<std::uint64_t>& shape) {
@@ -323,20 +328,6 @@ void Convert(const Dtype& t, const char* src, std::size_t count, double* dst) {
   }
 }
 
-Status CheckFinite(const std::string& path, const DataMatrix& x) {
-  if (x.allFinite()) return OkStatus();
-  for (Eigen::Index i = 0; i < x.rows(); ++i) {
-    for (Eigen::Index j = 0; j < x.cols(); ++j) {
-      if (std::isfinite(x(i, j))) continue;
-      return BadFile(path, std::string(std::isnan(x(i, j)) ? "NaN" : "infinite") +
-                               " value at row " + std::to_string(i + 1) +
-                               ", column " + std::to_string(j + 1) +
-                               " (only finite values are accepted)");
-    }
-  }
-  return OkStatus();
-}
-
 StatusOr<NpyHeader> ParseHeader(const std::string& path, std::string_view text) {
   HeaderParser parser(text);
   std::optional<NpyHeader> header = parser.Parse();
@@ -348,7 +339,15 @@ StatusOr<NpyHeader> ParseHeader(const std::string& path, std::string_view text) 
   return *std::move(header);
 }
 
-StatusOr<DataMatrix> DecodeNpy(const std::string& path, std::string_view file) {
+// Where the values of an .npy file are and what they are.
+struct NpyData {
+  Dtype dtype;
+  Eigen::Index rows = 0;
+  Eigen::Index cols = 0;
+  const char* values = nullptr;  // rows * cols items, C order.
+};
+
+StatusOr<NpyData> LocateData(const std::string& path, std::string_view file) {
   DPEM_ASSIGN_OR_RETURN(const Layout layout, ParsePreamble(path, file));
   DPEM_ASSIGN_OR_RETURN(const NpyHeader header, ParseHeader(path, layout.header));
   DPEM_ASSIGN_OR_RETURN(const Dtype dtype, ParseDtype(path, header.descr));
@@ -357,16 +356,76 @@ StatusOr<DataMatrix> DecodeNpy(const std::string& path, std::string_view file) {
   const std::size_t need = count * dtype.size;
   const std::size_t have = file.size() - layout.data_offset;
   if (have != need) {
-    return BadFile(path, std::string(have < need ? "data truncated" : "unexpected bytes after the data") +
-                             ": shape " + ShapeText(header.shape) + " of '" + header.descr +
-                             "' needs " + std::to_string(need) + " bytes, the file has " +
+    const char* what = have < need ? "data truncated" : "unexpected bytes after the data";
+    return BadFile(path, std::string(what) + ": shape " + ShapeText(header.shape) + " of " +
+                             internal::QuoteForMessage(header.descr) + " needs " +
+                             std::to_string(need) + " bytes, the file has " +
                              std::to_string(have));
   }
-  DataMatrix x(dims.first, dims.second);
-  Convert(dtype, file.data() + layout.data_offset, count, x.data());
-  DPEM_RETURN_IF_ERROR(CheckFinite(path, x));
+  return NpyData{dtype, dims.first, dims.second, file.data() + layout.data_offset};
+}
+
+// Converts rows [start, start + count) into `out` (resized).
+void ConvertRows(const NpyData& d, Eigen::Index start, Eigen::Index count, DataMatrix& out) {
+  out.resize(count, d.cols);
+  const std::size_t first = static_cast<std::size_t>(start * d.cols);
+  Convert(d.dtype, d.values + first * d.dtype.size, static_cast<std::size_t>(count * d.cols),
+          out.data());
+}
+
+// Rows per block when scanning or converting a whole file.
+constexpr Eigen::Index kScanRows = 8192;
+
+// InvalidArgument naming the first non-finite value (floating dtypes only).
+Status CheckAllFinite(const std::string& path, const NpyData& d) {
+  if (d.dtype.kind != Kind::kFloat) return OkStatus();
+  DataMatrix block;
+  for (Eigen::Index start = 0; start < d.rows; start += kScanRows) {
+    const Eigen::Index count = std::min(kScanRows, d.rows - start);
+    ConvertRows(d, start, count, block);
+    if (block.allFinite()) continue;
+    for (Eigen::Index i = 0; i < count; ++i) {
+      for (Eigen::Index j = 0; j < d.cols; ++j) {
+        if (std::isfinite(block(i, j))) continue;
+        return BadFile(path, std::string(std::isnan(block(i, j)) ? "NaN" : "infinite") +
+                                 " value at row " + std::to_string(start + i + 1) +
+                                 ", column " + std::to_string(j + 1) +
+                                 " (only finite values are accepted)");
+      }
+    }
+  }
+  return OkStatus();
+}
+
+StatusOr<DataMatrix> DecodeNpy(const std::string& path, std::string_view file) {
+  DPEM_ASSIGN_OR_RETURN(const NpyData d, LocateData(path, file));
+  DPEM_RETURN_IF_ERROR(CheckAllFinite(path, d));
+  DataMatrix x;
+  ConvertRows(d, 0, d.rows, x);
   return x;
 }
+
+// A memory-mapped .npy file. '<f8' blocks point into the mapping (no copy);
+// other dtypes are converted block by block into the caller's scratch.
+class NpyRowSource final : public RowSource {
+ public:
+  NpyRowSource(internal::MappedFile file, NpyData data)
+      : file_(std::move(file)), data_(data) {}
+  Eigen::Index rows() const override { return data_.rows; }
+  Eigen::Index cols() const override { return data_.cols; }
+  RowBlock Block(Eigen::Index start, Eigen::Index count, DataMatrix& scratch) const override {
+    if (data_.dtype.kind == Kind::kFloat && data_.dtype.size == 8) {
+      const auto* values = reinterpret_cast<const double*>(data_.values);
+      return RowBlock(values + start * data_.cols, count, data_.cols);
+    }
+    ConvertRows(data_, start, count, scratch);
+    return RowBlock(scratch.data(), count, data_.cols);
+  }
+
+ private:
+  internal::MappedFile file_;
+  NpyData data_;
+};
 
 std::string NpyHeaderBytes(const DataMatrix& x) {
   std::string dict = "{'descr': '<f8', 'fortran_order': False, 'shape': (" +
@@ -386,8 +445,24 @@ std::string NpyHeaderBytes(const DataMatrix& x) {
 }  // namespace
 
 StatusOr<DataMatrix> ReadNpy(const std::string& path) {
+  StatusOr<internal::MappedFile> mapped = internal::MappedFile::Open(path);
+  if (mapped.ok()) return DecodeNpy(path, mapped->data());
+  // Not mappable (a pipe, say): read it whole.
   DPEM_ASSIGN_OR_RETURN(const std::string file, internal::ReadFileToString(path));
   return DecodeNpy(path, file);
+}
+
+StatusOr<std::unique_ptr<RowSource>> OpenNpyRowSource(const std::string& path) {
+  DPEM_ASSIGN_OR_RETURN(internal::MappedFile file, internal::MappedFile::Open(path));
+  DPEM_ASSIGN_OR_RETURN(const NpyData data, LocateData(path, file.data()));
+  const bool aligned =
+      reinterpret_cast<std::uintptr_t>(data.values) % alignof(double) == 0;
+  if (data.dtype.kind == Kind::kFloat && data.dtype.size == 8 && !aligned) {
+    return BadFile(path, "the data of a '<f8' array is not 8-byte aligned (the header "
+                         "length is not a multiple of 8, which numpy never writes)");
+  }
+  DPEM_RETURN_IF_ERROR(CheckAllFinite(path, data));
+  return std::unique_ptr<RowSource>(std::make_unique<NpyRowSource>(std::move(file), data));
 }
 
 Status WriteNpy(const std::string& path, const DataMatrix& x) {

@@ -1,6 +1,7 @@
 #include "internal/file_util.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,29 +34,66 @@ Status ReadAll(const std::string& path, int fd, std::size_t size_hint,
   return OkStatus();
 }
 
-}  // namespace
+// A descriptor open for reading and the size of the file at open time.
+struct RegularFile {
+  int fd = -1;
+  std::size_t size = 0;
+};
 
-StatusOr<std::string> ReadFileToString(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+// Opens `path` read-only and refuses anything but a regular file (a
+// directory, a FIFO, a device such as /dev/zero, a socket). O_NONBLOCK makes
+// opening a FIFO with no writer return at once instead of blocking; it has
+// no effect on reading a regular file.
+StatusOr<RegularFile> OpenRegularFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     const int err = errno;
     if (err == ENOENT) return NotFoundError(path + ": no such file");
     return IoError(path + ": cannot open: " + ErrnoText(err));
   }
   struct stat st {};
-  std::size_t size_hint = 0;
-  if (::fstat(fd, &st) == 0) {
-    if (S_ISDIR(st.st_mode)) {
-      ::close(fd);
-      return IoError(path + ": is a directory, not a file");
-    }
-    if (S_ISREG(st.st_mode)) size_hint = static_cast<std::size_t>(st.st_size);
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return IoError(path + ": not a regular file");
   }
+  return RegularFile{fd, static_cast<std::size_t>(st.st_size)};
+}
+
+}  // namespace
+
+StatusOr<std::string> ReadFileToString(const std::string& path) {
+  DPEM_ASSIGN_OR_RETURN(const RegularFile file, OpenRegularFile(path));
   std::string content;
-  const Status status = ReadAll(path, fd, size_hint, &content);
-  ::close(fd);
+  const Status status = ReadAll(path, file.fd, file.size, &content);
+  ::close(file.fd);
   if (!status.ok()) return status;
   return content;
+}
+
+StatusOr<MappedFile> MappedFile::Open(const std::string& path) {
+  DPEM_ASSIGN_OR_RETURN(const RegularFile file, OpenRegularFile(path));
+  const int fd = file.fd;
+  const std::size_t size = file.size;
+  if (size == 0) {
+    ::close(fd);
+    return MappedFile(nullptr, 0);
+  }
+  void* address = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  const int err = errno;
+  ::close(fd);  // The mapping keeps the file alive.
+  if (address == MAP_FAILED) return IoError(path + ": cannot map: " + ErrnoText(err));
+  ::madvise(address, size, MADV_SEQUENTIAL);
+  return MappedFile(address, size);
+}
+
+MappedFile::MappedFile(MappedFile&& other) noexcept
+    : address_(other.address_), size_(other.size_) {
+  other.address_ = nullptr;
+  other.size_ = 0;
+}
+
+MappedFile::~MappedFile() {
+  if (address_ != nullptr) ::munmap(address_, size_);
 }
 
 StatusOr<AtomicFileWriter> AtomicFileWriter::Create(const std::string& path) {

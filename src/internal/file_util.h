@@ -12,8 +12,33 @@
 namespace dpem::internal {
 
 // The whole content of `path`. NotFound if it does not exist, IoError if it
-// cannot be read (a directory, no permission, a read error).
+// is not a regular file (a directory, a FIFO, a device such as /dev/zero) or
+// cannot be read (no permission, a read error).
 StatusOr<std::string> ReadFileToString(const std::string& path);
+
+// A regular file mapped read-only into memory (mmap), so that data larger
+// than memory is paged in as it is read. Move-only; unmaps on destruction.
+// Thread safety: data() may be read concurrently.
+class MappedFile {
+ public:
+  // NotFound if `path` does not exist; IoError if it cannot be opened or
+  // mapped, or is not a regular file (a pipe, a directory). An empty file
+  // maps to an empty view.
+  static StatusOr<MappedFile> Open(const std::string& path);
+  MappedFile(MappedFile&& other) noexcept;
+  MappedFile& operator=(MappedFile&&) = delete;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile();
+
+  // The file's bytes.
+  std::string_view data() const { return {static_cast<const char*>(address_), size_}; }
+
+ private:
+  MappedFile(void* address, std::size_t size) : address_(address), size_(size) {}
+  void* address_ = nullptr;
+  std::size_t size_ = 0;
+};
 
 // A file written under a temporary name (`path + ".tmp.<pid>"`) and renamed
 // over its final name by Commit(), so readers never see a partial file and a

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -45,7 +46,8 @@ std::vector<std::string> Lines(const std::string& s) { return Split(s, '\n'); }
 
 std::vector<double> Fields(const std::string& line) {
   std::vector<double> out;
-  for (const std::string& f : Split(line, ',')) out.push_back(std::stod(f));
+  // strtod, not stod: a tiny probability may print as a subnormal.
+  for (const std::string& f : Split(line, ',')) out.push_back(std::strtod(f.c_str(), nullptr));
   return out;
 }
 

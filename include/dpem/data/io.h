@@ -11,10 +11,12 @@
 #ifndef DPEM_DATA_IO_H_
 #define DPEM_DATA_IO_H_
 
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "dpem/data/matrix.h"
+#include "dpem/data/row_source.h"
 #include "dpem/status.h"
 
 namespace dpem {
@@ -23,6 +25,11 @@ namespace dpem {
 // extension: InvalidArgument "unsupported input format ... (accepted: .csv,
 // .npy)".
 StatusOr<DataMatrix> ReadMatrix(const std::string& path);
+
+// `path` as a RowSource for the fitting engine: .npy files memory-mapped
+// (OpenNpyRowSource; read into memory if they cannot be mapped), .csv files
+// parsed into memory. Errors as ReadMatrix's.
+StatusOr<std::unique_ptr<RowSource>> OpenRowSource(const std::string& path);
 
 // Writes `x` to `path` with WriteCsv or WriteNpy according to its extension;
 // other extensions are refused as in ReadMatrix. Precondition: none (an empty

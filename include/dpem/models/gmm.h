@@ -24,6 +24,8 @@
 #include <vector>
 
 #include "dpem/data/matrix.h"
+#include "dpem/data/row_source.h"
+#include "dpem/engine/engine.h"
 #include "dpem/random/generator.h"
 #include "dpem/status.h"
 
@@ -101,8 +103,9 @@ struct GmmStatistics {
   Status Add(const GmmStatistics& other);
 };
 
-// Rows per block of the E-step: memory beyond the data is
-// O(kEStepChunkRows * (K + d) + K d^2), never N x K.
+// Rows per block of the sequential passes (MeanLogLikelihood, Predict,
+// PredictProba); the E-step's blocks are sized by the Engine. Memory beyond
+// the data is O(rows per block * K d + K d^2) per thread, never N x K.
 inline constexpr Eigen::Index kEStepChunkRows = 4096;
 
 // Precomputed per-component factors (log weights, Cholesky factors, log
@@ -117,14 +120,16 @@ class GmmDensityEvaluator {
   // For a block of rows (rows x d, d = dimension), writes the responsibilities
   // gamma_ik = p(z_i = k | x_i) to `responsibilities` (rows x K, resized) and
   // returns log p(x_i) per row, both by log-sum-exp over components. Rows are
-  // assumed finite (callers check).
+  // assumed finite (callers check). `scratch` (optional) is a buffer reused
+  // across calls to avoid allocation.
   Eigen::VectorXd Responsibilities(const Eigen::Ref<const DataMatrix>& block,
-                                   Eigen::MatrixXd* responsibilities) const;
+                                   Eigen::MatrixXd* responsibilities,
+                                   Eigen::MatrixXd* scratch = nullptr) const;
 
   // log pi_k + log N(x_i | mu_k, Sigma_k) for a block of rows, into `out`
-  // (rows x K, resized). A zero weight gives -infinity.
-  void LogJoint(const Eigen::Ref<const DataMatrix>& block,
-                Eigen::MatrixXd* out) const;
+  // (rows x K, resized). A zero weight gives -infinity. `scratch` as above.
+  void LogJoint(const Eigen::Ref<const DataMatrix>& block, Eigen::MatrixXd* out,
+                Eigen::MatrixXd* scratch = nullptr) const;
 
   Eigen::Index components() const { return log_weights_.size(); }
   Eigen::Index dimension() const { return means_.cols(); }
@@ -135,7 +140,9 @@ class GmmDensityEvaluator {
   CovarianceType type_ = CovarianceType::kFull;
   Eigen::VectorXd log_weights_;              // K.
   Eigen::MatrixXd means_;                    // K x d.
-  std::vector<Eigen::MatrixXd> cholesky_;    // kFull: K lower factors L_k.
+  Eigen::MatrixXd quadratic_weights_;        // kFull: F x K, log pi_k + log
+                                             // N(x | mu_k, Sigma_k) as a linear
+                                             // function of QuadraticFeatures(x).
   Eigen::MatrixXd inverse_stddev_;           // kDiagonal/kSpherical: K x d,
                                              // 1 / sqrt(Sigma_k,jj).
   Eigen::VectorXd log_normalizer_;           // K: -(d log 2 pi + log|S|)/2.
@@ -146,9 +153,16 @@ class GmmDensityEvaluator {
 Status ValidateData(const GmmParameters& params, const DataMatrix& x);
 
 // One E-step pass over `x` (N x d): responsibilities under `params` and the
-// sufficient statistics of `params.type`, processed in blocks of
-// kEStepChunkRows rows. InvalidArgument for invalid parameters, a dimension
-// mismatch or a non-finite entry of x. N = 0 gives zero statistics.
+// sufficient statistics of `params.type`, fused block by block on the
+// engine's threads (see gmm_estep.cc for the kernels). The result depends on
+// the thread count only through the order of floating-point sums.
+// InvalidArgument for invalid parameters or a dimension mismatch. N = 0
+// gives zero statistics.
+StatusOr<GmmStatistics> ComputeStatistics(const GmmParameters& params,
+                                          const RowSource& x, const Engine& engine);
+
+// The same on a matrix in memory, with the default Engine (all hardware
+// threads); also InvalidArgument for a non-finite entry of x.
 StatusOr<GmmStatistics> ComputeStatistics(const GmmParameters& params,
                                           const DataMatrix& x);
 

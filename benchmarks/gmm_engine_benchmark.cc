@@ -1,0 +1,104 @@
+// Speed of the fitting engine: one fused E-step pass (responsibilities and
+// sufficient statistics) over N x d data for K components, one M-step, and
+// the machine's dgemm rate, which bounds what any E-step can reach
+// (docs/performance.md counts the flops). Linked with benchmark_main.
+//
+//   build/dpem_benchmarks --benchmark_filter='EStep|Dgemm'
+#include <benchmark/benchmark.h>
+#include <cblas.h>
+
+#include <cmath>
+#include <vector>
+
+#include "dpem/data/row_source.h"
+#include "dpem/engine/engine.h"
+#include "dpem/models/gmm.h"
+#include "dpem/random/generator.h"
+#include "dpem/random/samplers.h"
+
+namespace dpem {
+namespace {
+
+// N x d standard normal data drawn with a fixed seed.
+DataMatrix NormalData(Eigen::Index n, Eigen::Index d) {
+  Generator gen = Generator::FromSeed(7);
+  DataMatrix x(n, d);
+  for (Eigen::Index i = 0; i < x.size(); ++i) x.data()[i] = SampleStandardNormal(gen);
+  return x;
+}
+
+// K components with spread means and identity-like covariances.
+GmmParameters Mixture(Eigen::Index k, Eigen::Index d, CovarianceType type) {
+  GmmParameters p;
+  p.type = type;
+  p.weights = Eigen::VectorXd::Constant(k, 1.0 / static_cast<double>(k));
+  p.means = Eigen::MatrixXd::Zero(k, d);
+  for (Eigen::Index c = 0; c < k; ++c) p.means(c, c % d) = 0.5 * static_cast<double>(c);
+  for (Eigen::Index c = 0; c < k; ++c) {
+    Eigen::MatrixXd cov = Eigen::MatrixXd::Identity(d, d);
+    if (type == CovarianceType::kFull && d > 1) cov(0, 1) = cov(1, 0) = 0.3;
+    p.covariances.push_back(cov);
+  }
+  return p;
+}
+
+// Arguments: N, d, K, covariance type (0 full, 1 diag, 2 spherical), threads.
+void BM_EStep(benchmark::State& state) {
+  const Eigen::Index n = state.range(0), d = state.range(1), k = state.range(2);
+  const auto type = static_cast<CovarianceType>(state.range(3));
+  const DataMatrix x = NormalData(n, d);
+  const GmmParameters params = Mixture(k, d, type);
+  const MatrixRowSource source = *MatrixRowSource::Borrow(x);
+  const Engine engine = *Engine::Create({static_cast<int>(state.range(4)), 0});
+  for (auto _ : state) {
+    StatusOr<GmmStatistics> stats = ComputeStatistics(params, source, engine);
+    if (!stats.ok()) state.SkipWithError(stats.status().message().c_str());
+    benchmark::DoNotOptimize(stats);
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+  // Flops of the full kernels: 4 K d^2 per row (two products of 2 K d^2).
+  if (type == CovarianceType::kFull) {
+    state.counters["GFLOP/s"] = benchmark::Counter(
+        4.0 * static_cast<double>(k * d * d * n) * static_cast<double>(state.iterations()),
+        benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+  }
+}
+BENCHMARK(BM_EStep)
+    ->Args({1000000, 10, 10, 0, 2})
+    ->Args({1000000, 10, 10, 0, 1})
+    ->Args({100000, 100, 10, 0, 2})
+    ->Args({1000000, 2, 5, 2, 2})
+    ->Args({1000000, 10, 10, 1, 2})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// The M-step from exact statistics of the E-step above (K, d).
+void BM_MStep(benchmark::State& state) {
+  const Eigen::Index d = state.range(0), k = state.range(1);
+  const GmmParameters params = Mixture(k, d, CovarianceType::kFull);
+  const DataMatrix x = NormalData(10000, d);
+  const GmmStatistics stats = *ComputeStatistics(params, x);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(MStep(stats, params, static_cast<double>(stats.n), {}));
+  }
+}
+BENCHMARK(BM_MStep)->Args({10, 10})->Args({100, 10})->Unit(benchmark::kMicrosecond);
+
+// The machine's dgemm rate on square n x n products (OpenBLAS, all cores).
+void BM_Dgemm(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const Eigen::MatrixXd a = NormalData(n, n), b = NormalData(n, n);
+  Eigen::MatrixXd c(n, n);
+  for (auto _ : state) {
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a.data(), n, b.data(),
+                n, 0.0, c.data(), n);
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      2.0 * std::pow(static_cast<double>(n), 3) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_Dgemm)->Arg(2000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace dpem

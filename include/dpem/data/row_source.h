@@ -1,0 +1,85 @@
+// Read-only tables of records that the fitting engine reads in blocks of
+// rows: a matrix in memory, a memory-mapped .npy file (npy.h), or another
+// source seen through the domain transform (UnitBallRowSource). A source
+// never holds a non-finite value: every constructor checks.
+//
+// Thread safety: Block is const and may be called concurrently, each caller
+// with its own scratch matrix.
+#ifndef DPEM_DATA_ROW_SOURCE_H_
+#define DPEM_DATA_ROW_SOURCE_H_
+
+#include <Eigen/Core>
+#include <memory>
+
+#include "dpem/data/domain.h"
+#include "dpem/data/matrix.h"
+#include "dpem/status.h"
+
+namespace dpem {
+
+// Rows [start, start + count) of a source, as doubles.
+using RowBlock = Eigen::Map<const DataMatrix>;
+
+// N records x d features, read in blocks.
+class RowSource {
+ public:
+  virtual ~RowSource() = default;
+  // N >= 0 and d >= 1.
+  virtual Eigen::Index rows() const = 0;
+  virtual Eigen::Index cols() const = 0;
+  // Rows [start, start + count), 0 <= start, count >= 1,
+  // start + count <= rows(). The block either points into the source's own
+  // storage or into `scratch` (resized as needed); it stays valid until
+  // `scratch` is next used or the source is destroyed.
+  virtual RowBlock Block(Eigen::Index start, Eigen::Index count,
+                         DataMatrix& scratch) const = 0;
+};
+
+// A source over a matrix in memory: borrowed (the matrix must outlive the
+// source and not change) or owned.
+class MatrixRowSource final : public RowSource {
+ public:
+  // Borrows `x`; InvalidArgument if it has no columns or a non-finite value.
+  static StatusOr<MatrixRowSource> Borrow(const DataMatrix& x);
+  // Takes ownership of `x`; same checks.
+  static StatusOr<MatrixRowSource> Own(DataMatrix x);
+
+  Eigen::Index rows() const override { return view_.rows(); }
+  Eigen::Index cols() const override { return view_.cols(); }
+  RowBlock Block(Eigen::Index start, Eigen::Index count,
+                 DataMatrix& scratch) const override;
+  // The whole matrix.
+  const RowBlock& matrix() const { return view_; }
+
+ private:
+  MatrixRowSource(std::shared_ptr<const DataMatrix> owned, RowBlock view)
+      : owned_(std::move(owned)), view_(view) {}
+  std::shared_ptr<const DataMatrix> owned_;  // Null when borrowed.
+  RowBlock view_;
+};
+
+// The records of `raw` mapped into the unit ball as MapToUnitBall does
+// (subtract the centre, clip to radius R, divide by R), block by block, so
+// no mapped copy of the data is ever held. Borrows `raw`.
+class UnitBallRowSource final : public RowSource {
+ public:
+  // InvalidArgument if ValidateDomain fails or the centre is neither empty
+  // nor of size raw.cols().
+  static StatusOr<UnitBallRowSource> Create(const RowSource& raw,
+                                            const DataDomain& domain);
+
+  Eigen::Index rows() const override { return raw_->rows(); }
+  Eigen::Index cols() const override { return raw_->cols(); }
+  RowBlock Block(Eigen::Index start, Eigen::Index count,
+                 DataMatrix& scratch) const override;
+
+ private:
+  UnitBallRowSource(const RowSource& raw, DataDomain domain)
+      : raw_(&raw), domain_(std::move(domain)) {}
+  const RowSource* raw_;
+  DataDomain domain_;
+};
+
+}  // namespace dpem
+
+#endif  // DPEM_DATA_ROW_SOURCE_H_

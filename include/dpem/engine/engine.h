@@ -1,0 +1,80 @@
+// The data-parallel engine shared by every model that iterates over the
+// data: it splits a RowSource into blocks of rows and hands them to worker
+// threads (OpenMP), each of which owns its accumulator. Callers merge the
+// per-thread accumulators in thread order, so a result depends on the thread
+// count but never on scheduling: the same data, thread count and seed give
+// the same bits. Sufficient statistics of separate shards simply add, so a
+// distributed backend runs the same block kernels per rank and sums.
+//
+//   std::vector<Stats> parts(engine.threads(), Stats::Zero(...));
+//   DPEM_RETURN_IF_ERROR(engine.ForEachBlock(source,
+//       [&](int thread, const RowBlock& block, Eigen::Index first_row) {
+//         Accumulate(block, parts[thread]);
+//         return OkStatus();
+//       }));
+//   for (int t = 1; t < engine.threads(); ++t) parts[0].Add(parts[t]);
+//
+// Thread safety: an Engine is immutable; ForEachBlock may be called from
+// one thread at a time per callback state.
+#ifndef DPEM_ENGINE_ENGINE_H_
+#define DPEM_ENGINE_ENGINE_H_
+
+#include <Eigen/Core>
+#include <functional>
+
+#include "dpem/data/row_source.h"
+#include "dpem/status.h"
+
+namespace dpem {
+
+// Options of the engine.
+struct EngineOptions {
+  // Worker threads; 0 = all the processor's hardware threads (OpenMP's
+  // default, or OMP_NUM_THREADS). Must be in [0, 1024].
+  int threads = 0;
+  // Rows per block; 0 = chosen from the work per row (ChooseBlockRows) so a
+  // block's temporaries fit in a core's cache. Otherwise in [1, 2^24].
+  Eigen::Index block_rows = 0;
+
+  // InvalidArgument naming the field out of range.
+  Status Validate() const;
+};
+
+// Rows per block such that a block of `row_doubles` doubles of temporaries
+// per row is about kTargetBlockBytes: in [kMinBlockRows, kMaxBlockRows].
+inline constexpr Eigen::Index kTargetBlockBytes = 512 * 1024;
+inline constexpr Eigen::Index kMinBlockRows = 64;
+inline constexpr Eigen::Index kMaxBlockRows = 4096;
+Eigen::Index ChooseBlockRows(Eigen::Index row_doubles);
+
+// What a worker does with one block: `thread` in [0, threads()), the block,
+// and the index of its first row in the source. A non-OK status stops the
+// pass (the other threads stop before their next block) and is returned.
+using BlockFunction =
+    std::function<Status(int thread, const RowBlock& block, Eigen::Index first_row)>;
+
+// Runs block functions over sources.
+class Engine {
+ public:
+  // Validates the options and resolves threads = 0.
+  static StatusOr<Engine> Create(const EngineOptions& options);
+
+  // The number of worker threads (>= 1).
+  int threads() const { return threads_; }
+
+  // Calls `fn` on every block of `source`: the blocks are numbered in row
+  // order and thread t takes a contiguous range of them (static partition),
+  // in order. `row_doubles` sizes blocks when block_rows is 0. Returns the
+  // error of the lowest-numbered thread that failed.
+  Status ForEachBlock(const RowSource& source, Eigen::Index row_doubles,
+                      const BlockFunction& fn) const;
+
+ private:
+  Engine(int threads, Eigen::Index block_rows) : threads_(threads), block_rows_(block_rows) {}
+  int threads_ = 1;
+  Eigen::Index block_rows_ = 0;
+};
+
+}  // namespace dpem
+
+#endif  // DPEM_ENGINE_ENGINE_H_

@@ -1,0 +1,156 @@
+#!/usr/bin/python3
+"""Times dpem and scikit-learn's GaussianMixture side by side, in one run, on
+the same generated data, and prints per-iteration times, their ratio and
+peak memory (docs/performance.md).
+
+Per-iteration time: each library fits with J = 1 and J = 1 + I iterations
+(plain EM: dpem --epsilon inf; scikit-learn tol=0, so every iteration runs),
+and the difference is divided by I, which cancels loading, initialisation
+and start-up. Peak memory: the maximum resident set size of the process,
+from /usr/bin/time -v.
+
+    /usr/bin/python3 scripts/bench_vs_sklearn.py [--iterations 5] [--cases ...]
+    /usr/bin/python3 scripts/bench_vs_sklearn.py --memory-test   # N = 1e7 .npy
+
+Run it with nothing else loading the machine.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+CASES = {
+    "1e6x10,K10,full": (1_000_000, 10, 10, "full"),
+    "1e5x100,K10,full": (100_000, 100, 10, "full"),
+    "1e6x2,K5,spherical": (1_000_000, 2, 5, "spherical"),
+}
+
+SKLEARN_FIT = r"""
+import json, sys, time, warnings
+import numpy as np
+from sklearn.mixture import GaussianMixture
+warnings.filterwarnings("ignore")
+x = np.load(sys.argv[1])
+k, cov, iters = int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+gm = GaussianMixture(n_components=k, covariance_type=cov, max_iter=iters, tol=0.0,
+                     n_init=1, init_params="random_from_data", reg_covar=1e-6,
+                     random_state=0)
+t = time.perf_counter(); gm.fit(x); t = time.perf_counter() - t
+print(json.dumps({"seconds": t, "n_iter": int(gm.n_iter_)}))
+"""
+
+
+def timed(cmd):
+    """Runs cmd under /usr/bin/time -v: (wall seconds, peak RSS bytes, stdout)."""
+    t = time.perf_counter()
+    p = subprocess.run(["/usr/bin/time", "-v"] + cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - t
+    if p.returncode != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{p.stderr}")
+    rss_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr).group(1))
+    return wall, rss_kb * 1024, p.stdout
+
+
+def make_data(path, n, d, k, seed=0):
+    """K well-separated Gaussian clusters, written as float64 .npy."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(scale=4.0, size=(k, d))
+    labels = rng.integers(0, k, size=n)
+    x = np.lib.format.open_memmap(path, mode="w+", dtype="<f8", shape=(n, d))
+    step = 1_000_000
+    for s in range(0, n, step):
+        e = min(n, s + step)
+        x[s:e] = centres[labels[s:e]] + rng.normal(size=(e - s, d))
+    x.flush()
+    del x
+
+
+def dpem_fit(dpem, path, k, cov, iters, out, threads):
+    cmd = [dpem, "fit", "gmm", "--input", path, "--output", out, "--components", str(k),
+           "--iterations", str(iters), "--covariance", cov, "--epsilon", "inf",
+           "--seed", "1", "--quiet", "--threads", str(threads)]
+    return timed(cmd)
+
+
+def sklearn_fit(path, k, cov, iters):
+    wall, rss, out = timed(["/usr/bin/python3", "-c", SKLEARN_FIT, path, str(k), cov, str(iters)])
+    r = json.loads(out)
+    assert r["n_iter"] == iters, r
+    return r["seconds"], rss
+
+
+def run_case(name, spec, args, tmp):
+    n, d, k, cov = spec
+    path = os.path.join(tmp, "x.npy")
+    make_data(path, n, d, k)
+    model = os.path.join(tmp, "m.json")
+    j0, j1 = 1, 1 + args.iterations
+    d0, _, _ = dpem_fit(args.dpem, path, k, cov, j0, model, args.threads)
+    d1, d_rss, _ = dpem_fit(args.dpem, path, k, cov, j1, model, args.threads)
+    s0, _ = sklearn_fit(path, k, cov, j0)
+    s1, s_rss = sklearn_fit(path, k, cov, j1)
+    dp = (d1 - d0) / args.iterations
+    sk = (s1 - s0) / args.iterations
+    row = {"case": name, "n": n, "d": d, "k": k, "covariance": cov,
+           "dpem_seconds_per_iteration": dp, "sklearn_seconds_per_iteration": sk,
+           "speedup": sk / dp, "dpem_peak_rss_mb": d_rss / 2**20,
+           "sklearn_peak_rss_mb": s_rss / 2**20, "data_mb": os.path.getsize(path) / 2**20}
+    print(f"{name:>20}  dpem {dp:8.4f} s/it  sklearn {sk:8.4f} s/it  ratio {sk / dp:6.1f}x  "
+          f"peak RSS dpem {row['dpem_peak_rss_mb']:7.0f} MB  sklearn "
+          f"{row['sklearn_peak_rss_mb']:7.0f} MB  (data {row['data_mb']:.0f} MB)", flush=True)
+    os.remove(path)
+    return row
+
+
+def memory_test(args, tmp):
+    n, d, k = 10_000_000, 10, 10
+    path = os.path.join(tmp, "big.npy")
+    make_data(path, n, d, k)
+    size = os.path.getsize(path)
+    model = os.path.join(tmp, "m.json")
+    cmd = [args.dpem, "fit", "gmm", "--input", path, "--output", model, "--components", str(k),
+           "--iterations", "2", "--epsilon", "1", "--delta", "1e-6", "--data-norm", "40",
+           "--seed", "1", "--quiet"]
+    wall, rss, _ = timed(cmd)
+    print(f"N = 1e7, d = 10, K = 10, private fit, 2 iterations: file {size / 2**20:.0f} MB, "
+          f"peak RSS {rss / 2**20:.0f} MB = {rss / size:.2f} x the file, {wall:.1f} s")
+    os.remove(path)
+    return {"file_mb": size / 2**20, "peak_rss_mb": rss / 2**20, "ratio": rss / size,
+            "seconds": wall}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dpem", default="build/dpem")
+    ap.add_argument("--iterations", type=int, default=5, help="I (default 5)")
+    ap.add_argument("--threads", type=int, default=0, help="dpem --threads (default all)")
+    ap.add_argument("--cases", nargs="*", default=list(CASES), choices=list(CASES))
+    ap.add_argument("--memory-test", action="store_true")
+    ap.add_argument("--json", help="also write the results here")
+    args = ap.parse_args()
+    try:
+        from threadpoolctl import threadpool_info
+        blas = [(i["internal_api"], i.get("version"), i["num_threads"]) for i in threadpool_info()]
+    except ImportError:
+        blas = "unknown"
+    print(f"machine: {os.cpu_count()} CPUs; numpy {np.__version__}; numpy BLAS/OpenMP: {blas}")
+    results = {"cases": [], "memory": None}
+    with tempfile.TemporaryDirectory(dir=os.environ.get("DPEM_BENCH_DIR")) as tmp:
+        for name in args.cases:
+            results["cases"].append(run_case(name, CASES[name], args, tmp))
+        if args.memory_test:
+            results["memory"] = memory_test(args, tmp)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

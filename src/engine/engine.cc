@@ -1,0 +1,80 @@
+#include "dpem/engine/engine.h"
+
+#include <algorithm>
+#include <atomic>
+#include <string>
+#include <vector>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace dpem {
+
+Status EngineOptions::Validate() const {
+  if (threads < 0 || threads > 1024) {
+    return InvalidArgumentError("threads must be in [0, 1024] (0 = all), got " +
+                                std::to_string(threads));
+  }
+  if (block_rows < 0 || block_rows > (Eigen::Index{1} << 24)) {
+    return InvalidArgumentError("block_rows must be in [0, 2^24] (0 = automatic), got " +
+                                std::to_string(block_rows));
+  }
+  return OkStatus();
+}
+
+Eigen::Index ChooseBlockRows(Eigen::Index row_doubles) {
+  const Eigen::Index per_row = std::max<Eigen::Index>(row_doubles, 1) * 8;
+  return std::clamp(kTargetBlockBytes / per_row, kMinBlockRows, kMaxBlockRows);
+}
+
+StatusOr<Engine> Engine::Create(const EngineOptions& options) {
+  DPEM_RETURN_IF_ERROR(options.Validate());
+  int threads = options.threads;
+#ifdef _OPENMP
+  if (threads == 0) threads = omp_get_max_threads();
+#else
+  threads = 1;
+#endif
+  return Engine(std::max(threads, 1), options.block_rows);
+}
+
+Status Engine::ForEachBlock(const RowSource& source, Eigen::Index row_doubles,
+                            const BlockFunction& fn) const {
+  const Eigen::Index n = source.rows();
+  const Eigen::Index rows = block_rows_ > 0 ? block_rows_ : ChooseBlockRows(row_doubles);
+  const Eigen::Index blocks = (n + rows - 1) / rows;
+  const int threads = static_cast<int>(std::min<Eigen::Index>(threads_, std::max<Eigen::Index>(blocks, 1)));
+  std::vector<Status> first_error(static_cast<size_t>(threads));
+  std::atomic<bool> failed{false};
+  // Always a parallel region, even of one thread: Eigen then runs the
+  // kernels' matrix products sequentially inside each worker instead of
+  // starting a team of its own per product (which, for the small products of
+  // a block, costs far more than it saves).
+#pragma omp parallel num_threads(threads)
+  {
+#ifdef _OPENMP
+    const int t = omp_get_thread_num();
+#else
+    const int t = 0;
+#endif
+    DataMatrix scratch;
+    const Eigen::Index begin = blocks * t / threads;
+    const Eigen::Index end = blocks * (t + 1) / threads;
+    for (Eigen::Index b = begin; b < end && !failed.load(std::memory_order_relaxed); ++b) {
+      const Eigen::Index start = b * rows;
+      const Eigen::Index count = std::min(rows, n - start);
+      Status status = fn(t, source.Block(start, count, scratch), start);
+      if (!status.ok()) {
+        first_error[static_cast<size_t>(t)] = std::move(status);
+        failed.store(true, std::memory_order_relaxed);
+      }
+    }
+  }
+  for (Status& s : first_error) {
+    if (!s.ok()) return s;
+  }
+  return OkStatus();
+}
+
+}  // namespace dpem
