@@ -4,6 +4,7 @@
 #include <string>
 
 #include "dpem/random/samplers.h"
+#include "internal/discrete_noise.h"
 
 namespace dpem {
 namespace {
@@ -40,6 +41,23 @@ StatusOr<Eigen::VectorXd> DrawNoise(const NoiseSpec& spec, Eigen::Index n,
   return SampleGaussianVector(gen, n, scale);
 }
 
+// The discrete release (see the header): plans the grid, records the charged
+// release, then rounds and adds the integer noise.
+template <typename RefType>
+Status ReleaseDiscrete(RefType& value, const NoiseSpec& spec, Generator& gen,
+                       PrivacyLedger& ledger) {
+  DPEM_ASSIGN_OR_RETURN(
+      const internal::DiscreteGrid grid,
+      internal::PlanDiscreteGrid(spec.mechanism, spec.sensitivity, spec.noise_multiplier,
+                                 value.size()));
+  DPEM_RETURN_IF_ERROR(ledger.Record(
+      Release{spec.mechanism, grid.sensitivity, grid.noise_scale, spec.label}));
+  Eigen::VectorXd flat = value.reshaped();
+  internal::AddDiscreteNoise(flat, spec.mechanism, grid, gen);
+  value = flat.reshaped(value.rows(), value.cols());
+  return OkStatus();
+}
+
 // Validates, draws, records, and only then adds: a failure at any step
 // leaves `value` and `ledger` as they were.
 template <typename RefType>
@@ -47,6 +65,9 @@ Status ReleaseInPlace(RefType& value, const NoiseSpec& spec, Generator& gen,
                       PrivacyLedger& ledger) {
   DPEM_RETURN_IF_ERROR(ValidateNoiseSpec(spec));
   DPEM_RETURN_IF_ERROR(CheckFiniteNonEmpty(value, spec));
+  if (spec.sampling == NoiseSampling::kDiscrete) {
+    return ReleaseDiscrete(value, spec, gen, ledger);
+  }
   DPEM_ASSIGN_OR_RETURN(Eigen::VectorXd noise,
                         DrawNoise(spec, value.size(), gen));
   DPEM_RETURN_IF_ERROR(ledger.Record(Release{spec.mechanism, spec.sensitivity,
@@ -61,6 +82,10 @@ Status ValidateNoiseSpec(const NoiseSpec& spec) {
   if (spec.mechanism != MechanismKind::kLaplace &&
       spec.mechanism != MechanismKind::kGaussian) {
     return InvalidArgumentError(Where(spec) + ": unknown mechanism kind");
+  }
+  if (spec.sampling != NoiseSampling::kDiscrete &&
+      spec.sampling != NoiseSampling::kContinuous) {
+    return InvalidArgumentError(Where(spec) + ": unknown noise sampling");
   }
   if (!PositiveFinite(spec.sensitivity)) {
     return InvalidArgumentError(Where(spec) +

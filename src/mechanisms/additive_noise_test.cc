@@ -31,9 +31,21 @@ bool SameBits(const A& a, const B& b) {
   return true;
 }
 
+// A continuous-noise spec: the ledger then records exactly the spec's
+// sensitivity and NoiseScale() (the discrete default is tested below).
 NoiseSpec Spec(MechanismKind kind, double sensitivity, double multiplier) {
-  return NoiseSpec{kind, sensitivity, multiplier, "test / stat"};
+  NoiseSpec spec{kind, sensitivity, multiplier, "test / stat"};
+  spec.sampling = NoiseSampling::kContinuous;
+  return spec;
 }
+
+NoiseSpec DiscreteSpec(MechanismKind kind, double sensitivity, double multiplier) {
+  return NoiseSpec{kind, sensitivity, multiplier, "test / discrete"};
+}
+
+// The granularity rule of additive_noise.h, computed independently:
+// 2^floor(log2(scale)) / 2^20.
+double Granularity(double scale) { return std::exp2(std::floor(std::log2(scale)) - 20.0); }
 
 void ExpectRecorded(const Release& r, const NoiseSpec& spec) {
   EXPECT_EQ(r.mechanism, spec.mechanism);
@@ -213,6 +225,116 @@ TEST(NoiseSpecTest, NoiseScaleIsSensitivityTimesMultiplier) {
   const NoiseSpec spec = Spec(MechanismKind::kGaussian, 0.2, 4.0);
   EXPECT_DOUBLE_EQ(spec.NoiseScale(), 0.8);
   EXPECT_TRUE(ValidateNoiseSpec(spec).ok());
+}
+
+
+TEST(DiscreteNoiseTest, IsTheDefault) {
+  EXPECT_EQ(NoiseSpec{}.sampling, NoiseSampling::kDiscrete);
+}
+
+// Sensitivity 0.25, multiplier 3: scale 0.75, g = 2^-21; m = 6 coordinates.
+// Gaussian: Delta' = 0.25 + 1.125 g sqrt(6); Laplace: 0.25 + 1.125 g 6; the
+// noise scale is ceil(3 Delta' / g) g.
+TEST(DiscreteNoiseTest, RecordsTheChargedSensitivityAndTheActualScale) {
+  for (MechanismKind kind : {MechanismKind::kGaussian, MechanismKind::kLaplace}) {
+    Generator gen = Generator::FromSeed(21);
+    PrivacyLedger ledger;
+    Eigen::VectorXd value = Eigen::VectorXd::LinSpaced(6, -1.0, 1.0);
+    ASSERT_TRUE(ReleaseVector(value, DiscreteSpec(kind, 0.25, 3.0), gen, ledger).ok());
+    ASSERT_EQ(ledger.size(), 1u);
+    const Release& r = ledger.releases()[0];
+    const double g = std::exp2(-21.0);
+    ASSERT_EQ(Granularity(0.75), g);
+    const double charge = 1.125 * g * (kind == MechanismKind::kGaussian ? std::sqrt(6.0) : 6.0);
+    EXPECT_NEAR(r.sensitivity, 0.25 + charge, 1e-15);
+    EXPECT_GE(r.sensitivity, 0.25 + charge);
+    EXPECT_EQ(r.noise_scale, std::ceil(3.0 * r.sensitivity / g) * g);
+    EXPECT_GE(r.NoiseMultiplier(), 3.0);            // The guarantee is unchanged...
+    EXPECT_LT(r.NoiseMultiplier(), 3.0 * (1 + 1e-6));  // ...and so is the noise.
+    EXPECT_EQ(r.mechanism, kind);
+  }
+}
+
+// Every output is an integer multiple of g (the support does not depend on
+// the input).
+TEST(DiscreteNoiseTest, OutputsLieOnTheGrid) {
+  Generator gen = Generator::FromSeed(22);
+  PrivacyLedger ledger;
+  Eigen::VectorXd value = Eigen::VectorXd::LinSpaced(50, -3.3, 7.1);
+  const NoiseSpec spec = DiscreteSpec(MechanismKind::kGaussian, 1.0, 2.0);
+  ASSERT_TRUE(ReleaseVector(value, spec, gen, ledger).ok());
+  const double g = Granularity(2.0);
+  for (Eigen::Index i = 0; i < value.size(); ++i) {
+    EXPECT_EQ(value[i] / g, std::nearbyint(value[i] / g)) << i;
+  }
+}
+
+// Mironov's attack reads the input from the low-order bits of input + noise.
+// Discrete: two inputs that round to the same grid point give bitwise the
+// same output for the same noise, so the bits carry nothing else.
+// Continuous: the same noise on the two inputs gives different bits.
+TEST(DiscreteNoiseTest, LowOrderBitsCarryNothingBeyondTheGridPoint) {
+  const auto release = [](double x, NoiseSampling sampling) {
+    NoiseSpec spec = DiscreteSpec(MechanismKind::kLaplace, 1.0, 1.0);
+    spec.sampling = sampling;
+    Generator gen = Generator::FromSeed(23);
+    PrivacyLedger ledger;
+    Eigen::VectorXd v = Eigen::VectorXd::Constant(1, x);
+    EXPECT_TRUE(ReleaseVector(v, spec, gen, ledger).ok());
+    return v;
+  };
+  const double g = Granularity(1.0), x = 0.1, y = 0.1 + 0.25 * g;
+  ASSERT_EQ(std::nearbyint(x / g), std::nearbyint(y / g));
+  EXPECT_TRUE(SameBits(release(x, NoiseSampling::kDiscrete), release(y, NoiseSampling::kDiscrete)));
+  EXPECT_FALSE(
+      SameBits(release(x, NoiseSampling::kContinuous), release(y, NoiseSampling::kContinuous)));
+}
+
+TEST(DiscreteNoiseTest, UnknownSamplingIsRefused) {
+  NoiseSpec spec = DiscreteSpec(MechanismKind::kGaussian, 1.0, 1.0);
+  spec.sampling = static_cast<NoiseSampling>(7);
+  EXPECT_EQ(ValidateNoiseSpec(spec).code(), StatusCode::kInvalidArgument);
+}
+
+// The grid never depends on the values: huge values are clamped to
+// 2^kDiscreteValueBits grid units (a contraction) on the same grid, and the
+// recorded release is the same as for small values.
+TEST(DiscreteNoiseTest, HugeValuesAreClampedNotAGridChange) {
+  const NoiseSpec spec = DiscreteSpec(MechanismKind::kGaussian, 1e-6, 1.0);
+  const double g = Granularity(1e-6);
+  PrivacyLedger small_ledger, huge_ledger;
+  Generator gen = Generator::FromSeed(24);
+  Eigen::VectorXd small = Eigen::VectorXd::Constant(3, 0.5);
+  ASSERT_TRUE(ReleaseVector(small, spec, gen, small_ledger).ok());
+  Eigen::VectorXd huge = Eigen::VectorXd::Constant(3, 1e12);
+  ASSERT_TRUE(ReleaseVector(huge, spec, gen, huge_ledger).ok());
+  EXPECT_EQ(small_ledger.releases()[0].sensitivity, huge_ledger.releases()[0].sensitivity);
+  EXPECT_EQ(small_ledger.releases()[0].noise_scale, huge_ledger.releases()[0].noise_scale);
+  const double limit = std::ldexp(1.0, kDiscreteValueBits) * g;  // 2^48 * 2^-40 = 256.
+  const double noise = huge_ledger.releases()[0].noise_scale;
+  for (Eigen::Index i = 0; i < 3; ++i) {
+    EXPECT_EQ(huge[i] / g, std::nearbyint(huge[i] / g));
+    EXPECT_NEAR(huge[i], limit, 50 * noise);
+  }
+}
+
+
+// A strided block (column-major sub-matrix) is released in place, on the
+// grid, and nothing outside it changes.
+TEST(DiscreteNoiseTest, ReleasesASubBlockInPlaceOnly) {
+  Generator gen = Generator::FromSeed(25);
+  PrivacyLedger ledger;
+  Eigen::MatrixXd big = Eigen::MatrixXd::Constant(5, 5, 0.5);
+  const NoiseSpec spec = DiscreteSpec(MechanismKind::kLaplace, 1.0, 1.0);
+  ASSERT_TRUE(ReleaseMatrix(big.block(1, 1, 2, 3), spec, gen, ledger).ok());
+  const double g = Granularity(1.0);
+  for (Eigen::Index j = 0; j < 5; ++j) {
+    for (Eigen::Index i = 0; i < 5; ++i) {
+      const bool inside = i >= 1 && i < 3 && j >= 1 && j < 4;
+      EXPECT_EQ(big(i, j) != 0.5, inside) << i << "," << j;
+      if (inside) EXPECT_EQ(big(i, j) / g, std::nearbyint(big(i, j) / g));
+    }
+  }
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "dpem/random/samplers.h"
+#include "internal/discrete_noise.h"
 #include "internal/linear_algebra.h"
 
 namespace dpem {
@@ -21,6 +22,30 @@ Eigen::MatrixXd Symmetrised(const Eigen::Ref<const Eigen::MatrixXd>& a) {
     }
   }
   return out;
+}
+
+// The discrete Analyze Gauss (additive_noise.h, "Discrete noise"): the upper
+// triangle u(A) (m = d(d+1)/2 coordinates) rounded to the grid, plus discrete
+// Gaussian noise, mirrored. Records the charged release first.
+Status ReleaseSymmetricDiscrete(Eigen::Ref<Eigen::MatrixXd> value, const NoiseSpec& spec,
+                                Generator& gen, PrivacyLedger& ledger) {
+  const Eigen::MatrixXd sym = Symmetrised(value);
+  const Eigen::Index d = sym.rows();
+  Eigen::VectorXd upper(d * (d + 1) / 2);
+  for (Eigen::Index j = 0, k = 0; j < d; ++j) {
+    for (Eigen::Index i = 0; i <= j; ++i) upper[k++] = sym(i, j);
+  }
+  DPEM_ASSIGN_OR_RETURN(
+      const internal::DiscreteGrid grid,
+      internal::PlanDiscreteGrid(MechanismKind::kGaussian, spec.sensitivity,
+                                 spec.noise_multiplier, upper.size()));
+  DPEM_RETURN_IF_ERROR(ledger.Record(
+      Release{MechanismKind::kGaussian, grid.sensitivity, grid.noise_scale, spec.label}));
+  internal::AddDiscreteNoise(upper, MechanismKind::kGaussian, grid, gen);
+  for (Eigen::Index j = 0, k = 0; j < d; ++j) {
+    for (Eigen::Index i = 0; i <= j; ++i, ++k) value(i, j) = value(j, i) = upper[k];
+  }
+  return OkStatus();
 }
 
 }  // namespace
@@ -56,6 +81,9 @@ Status ReleaseSymmetric(Eigen::Ref<Eigen::MatrixXd> value,
   }
   DPEM_RETURN_IF_ERROR(
       ValidateSymmetricMatrix(value, "release '" + spec.label + "': matrix"));
+  if (spec.sampling == NoiseSampling::kDiscrete) {
+    return ReleaseSymmetricDiscrete(value, spec, gen, ledger);
+  }
   DPEM_ASSIGN_OR_RETURN(
       Eigen::MatrixXd noise,
       SampleSymmetricGaussianMatrix(gen, value.rows(), spec.NoiseScale()));

@@ -17,9 +17,12 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+// A continuous-noise spec (the discrete default is tested below).
 NoiseSpec GaussianSpec(double sensitivity, double multiplier) {
-  return NoiseSpec{MechanismKind::kGaussian, sensitivity, multiplier,
-                   "iteration 2 / covariance[0]"};
+  NoiseSpec spec{MechanismKind::kGaussian, sensitivity, multiplier,
+                 "iteration 2 / covariance[0]"};
+  spec.sampling = NoiseSampling::kContinuous;
+  return spec;
 }
 
 // A random symmetric d x d matrix with N(0, 1) entries (indefinite in
@@ -56,6 +59,22 @@ TEST(ReleaseSymmetricTest, RecordsOneGaussianReleaseAndIsExactlySymmetric) {
   EXPECT_EQ(r.label, spec.label);
   EXPECT_TRUE(ExactlySymmetric(value));
   EXPECT_TRUE(((value - original).array() != 0.0).all());
+}
+
+// Discrete default: d = 4 releases the 10 upper-triangle coordinates on the
+// grid g = 2^floor(log2(0.1)) / 2^20 = 2^-24, charged 1.125 g sqrt(10).
+TEST(ReleaseSymmetricTest, DiscreteDefaultIsSymmetricOnTheGridAndCharged) {
+  Generator gen = Generator::FromSeed(13);
+  PrivacyLedger ledger;
+  Eigen::MatrixXd value = RandomSymmetric(gen, 4);
+  const NoiseSpec spec{MechanismKind::kGaussian, 0.02, 5.0, "discrete"};
+  ASSERT_TRUE(ReleaseSymmetric(value, spec, gen, ledger).ok());
+  EXPECT_TRUE(ExactlySymmetric(value));
+  const double g = std::exp2(-24.0);
+  EXPECT_TRUE(((value.array() / g).round() == value.array() / g).all());
+  const Release& r = ledger.releases()[0];
+  EXPECT_NEAR(r.sensitivity, 0.02 + 1.125 * g * std::sqrt(10.0), 1e-16);
+  EXPECT_GE(r.NoiseMultiplier(), 5.0);
 }
 
 TEST(ReleaseSymmetricTest, SymmetrisesAnInputWithinTolerance) {

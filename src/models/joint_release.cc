@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "dpem/random/samplers.h"
+#include "internal/discrete_noise.h"
 
 namespace dpem {
 namespace {
@@ -70,7 +71,10 @@ JointNoiseScales DefaultJointNoiseSplit(CovarianceType type, Eigen::Index dimens
 namespace {
 
 Status ValidateJointRelease(const GmmStatistics& stats, const JointNoiseScales& split,
-                            double noise_multiplier) {
+                            double noise_multiplier, NoiseSampling sampling) {
+  if (sampling != NoiseSampling::kDiscrete && sampling != NoiseSampling::kContinuous) {
+    return InvalidArgumentError("joint release: unknown noise sampling");
+  }
   for (double v : {split.counts, split.sums, split.second, noise_multiplier}) {
     if (!(std::isfinite(v) && v > 0.0)) {
       return InvalidArgumentError("joint release: noise scales must be finite and > 0");
@@ -102,12 +106,34 @@ void AddSymmetricNoise(Eigen::MatrixXd& m, double sd, Generator& gen) {
   }
 }
 
-}  // namespace
+// Calls f(value, weight) for every released coordinate of `stats`, in a fixed
+// order: counts, sums, then second moments (full: the upper triangle, row by
+// row). value / weight is the block-normalised coordinate: weight = s_n,
+// s_1, s_2, and s_2 / sqrt(2) for an off-diagonal entry (whose normalised
+// value sqrt(2) m_ij / s_2 is the sqrt(2)-scaled upper triangle).
+template <typename F>
+void ForEachCoordinate(GmmStatistics& stats, const JointNoiseScales& split, F&& f) {
+  for (double& v : stats.counts.reshaped()) f(v, split.counts);
+  for (double& v : stats.sums.reshaped()) f(v, split.sums);
+  const double off = split.second / std::sqrt(2.0);
+  for (Eigen::MatrixXd& m : stats.second_full) {
+    for (Eigen::Index i = 0; i < m.rows(); ++i) {
+      for (Eigen::Index j = i; j < m.cols(); ++j) f(m(i, j), i == j ? split.second : off);
+    }
+  }
+  for (double& v : stats.second_diag.reshaped()) f(v, split.second);
+  for (double& v : stats.second_trace.reshaped()) f(v, split.second);
+}
 
-Status ReleaseJointStatistics(GmmStatistics& stats, const JointNoiseScales& split,
-                              double noise_multiplier, const std::string& label,
-                              Generator& gen, PrivacyLedger& ledger) {
-  DPEM_RETURN_IF_ERROR(ValidateJointRelease(stats, split, noise_multiplier));
+Eigen::Index CountCoordinates(GmmStatistics& stats, const JointNoiseScales& split) {
+  Eigen::Index m = 0;
+  ForEachCoordinate(stats, split, [&](double&, double) { ++m; });
+  return m;
+}
+
+Status ReleaseContinuous(GmmStatistics& stats, const JointNoiseScales& split,
+                         double noise_multiplier, const std::string& label, Generator& gen,
+                         PrivacyLedger& ledger) {
   const double sensitivity = JointSensitivity(stats.type, split);
   const double sigma =
       std::nextafter(noise_multiplier * sensitivity, std::numeric_limits<double>::infinity());
@@ -119,6 +145,63 @@ Status ReleaseJointStatistics(GmmStatistics& stats, const JointNoiseScales& spli
   for (Eigen::MatrixXd& m : stats.second_full) AddSymmetricNoise(m, sd2, gen);
   AddNoise(stats.second_diag, sd2, gen);
   AddNoise(stats.second_trace, sd2, gen);
+  return OkStatus();
+}
+
+// The discrete release (additive_noise.h, "Discrete noise"). Privacy proof:
+// let u(D) = W^{-1} c(D) be the m block-normalised coordinates (W the
+// diagonal of ForEachCoordinate's weights). Its L2 sensitivity under
+// replace-one is Delta = JointSensitivity(type, split) (Theorem 1 of
+// docs/privacy.md, whose off-diagonal coordinates are exactly the sqrt(2)
+// m_ij / s_2 used here). AddDiscreteNoise releases g (r(D) + N), where
+// r(D) = round(clamp(u(D) / g)) and N is i.i.d. discrete Gaussian with
+// sigma = t grid units. Clamping is a coordinatewise contraction, so
+// ||clamp(u) - clamp(u')|| <= Delta; rounding moves each coordinate by at
+// most g/2 (u / g is exact, g a power of two), i.e. the vector by at most
+// (g/2) sqrt(m). By the triangle inequality
+//   ||g r(D) - g r(D')|| <= (g/2) sqrt(m) + Delta + (g/2) sqrt(m)
+//                         <= Delta + (9/8) g sqrt(m) = grid.sensitivity,
+// so the release is a discrete Gaussian mechanism of sensitivity Delta' =
+// grid.sensitivity and noise scale t g = grid.noise_scale, whose multiplier
+// t g / Delta' >= noise_multiplier (PlanDiscreteGrid rounds t up); that is
+// what the ledger records. The division u = v / w is correctly rounded, an
+// error of at most 2^-53 |u|, i.e. at most g/32 per neighbour after the
+// clamp to 2^48 g (a contraction): inside the g/16 margin of the 9/8 factor.
+// Multiplying back by W is post-processing of the integers r(D) + N. The
+// grid depends on Delta, the multiplier and m only, never on the values.
+Status ReleaseDiscrete(GmmStatistics& stats, const JointNoiseScales& split,
+                       double noise_multiplier, const std::string& label, Generator& gen,
+                       PrivacyLedger& ledger) {
+  const Eigen::Index m = CountCoordinates(stats, split);
+  DPEM_ASSIGN_OR_RETURN(
+      const internal::DiscreteGrid grid,
+      internal::PlanDiscreteGrid(MechanismKind::kGaussian, JointSensitivity(stats.type, split),
+                                 noise_multiplier, m));
+  DPEM_RETURN_IF_ERROR(ledger.Record(
+      Release{MechanismKind::kGaussian, grid.sensitivity, grid.noise_scale, label}));
+  Eigen::VectorXd u(m);
+  Eigen::Index i = 0;
+  ForEachCoordinate(stats, split, [&](double& v, double w) { u[i++] = v / w; });
+  internal::AddDiscreteNoise(u, MechanismKind::kGaussian, grid, gen);
+  i = 0;
+  ForEachCoordinate(stats, split, [&](double& v, double w) { v = u[i++] * w; });
+  for (Eigen::MatrixXd& s : stats.second_full) {  // Mirror the released upper triangle.
+    s.triangularView<Eigen::StrictlyLower>() = s.transpose();
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status ReleaseJointStatistics(GmmStatistics& stats, const JointNoiseScales& split,
+                              double noise_multiplier, const std::string& label,
+                              Generator& gen, PrivacyLedger& ledger, NoiseSampling sampling) {
+  DPEM_RETURN_IF_ERROR(ValidateJointRelease(stats, split, noise_multiplier, sampling));
+  if (sampling == NoiseSampling::kDiscrete) {
+    DPEM_RETURN_IF_ERROR(ReleaseDiscrete(stats, split, noise_multiplier, label, gen, ledger));
+  } else {
+    DPEM_RETURN_IF_ERROR(ReleaseContinuous(stats, split, noise_multiplier, label, gen, ledger));
+  }
   stats.log_likelihood = std::numeric_limits<double>::quiet_NaN();
   return OkStatus();
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "dpem/mechanisms/additive_noise.h"
 #include "dpem/mechanisms/analyze_gauss.h"
@@ -28,6 +29,7 @@ struct ReleasePlan {
   bool joint = false;
   JointNoiseScales split;  // Joint: relative block scales, sensitivity 1.
   double joint_multiplier = 0.0;
+  NoiseSampling joint_sampling = NoiseSampling::kDiscrete;
 
   // Standard deviation of the noise on one coordinate of a sum, and of a
   // second moment (its diagonal for full matrices).
@@ -67,6 +69,7 @@ ReleasePlan MakePlan(const GmmFitOptions& o, const std::vector<double>& z, Eigen
     plan.joint = true;
     plan.split = DefaultJointNoiseSplit(o.covariance, d, o.components);
     plan.joint_multiplier = z[0];
+    plan.joint_sampling = o.noise_sampling;
     return plan;
   }
   const bool laplace = o.mechanisms == GmmMechanisms::kLlg;
@@ -77,6 +80,9 @@ ReleasePlan MakePlan(const GmmFitOptions& o, const std::vector<double>& z, Eigen
   const double second = o.covariance == CovarianceType::kSpherical ? kTraceSensitivity
                                                                    : kSecondMomentL2Sensitivity;
   plan.second = {MechanismKind::kGaussian, second, z[2], "second moments"};
+  for (NoiseSpec* spec : {&plan.counts, &plan.sums, &plan.second}) {
+    spec->sampling = o.noise_sampling;
+  }
   return plan;
 }
 
@@ -135,7 +141,7 @@ Status PrivatizeStatistics(GmmStatistics& s, const ReleasePlan& plan, bool unsaf
   if (plan.joint) {
     DPEM_RETURN_IF_ERROR(ReleaseJointStatistics(s, plan.split, plan.joint_multiplier,
                                                 IterationLabel(it, "joint statistics"), gen,
-                                                ledger));
+                                                ledger, plan.joint_sampling));
     return ProjectCounts(s, n);
   }
   DPEM_RETURN_IF_ERROR(ReleaseCounts(s, plan, it, n, gen, ledger));
@@ -147,11 +153,26 @@ Status PrivatizeStatistics(GmmStatistics& s, const ReleasePlan& plan, bool unsaf
   return OkStatus();
 }
 
+// The largest norm of a record minus `center` (DataNormFromData per block).
+StatusOr<double> LargestCentredNorm(const RowSource& x, const Eigen::VectorXd& center,
+                                    const Engine& engine) {
+  std::vector<double> largest(static_cast<size_t>(engine.threads()), 0.0);
+  DPEM_RETURN_IF_ERROR(engine.ForEachBlock(
+      x, x.cols(), [&](int thread, const RowBlock& block, Eigen::Index) -> Status {
+        const DataMatrix centred = block.rowwise() - center.transpose();
+        DPEM_ASSIGN_OR_RETURN(const double norm, DataNormFromData(centred));
+        double& slot = largest[static_cast<size_t>(thread)];
+        slot = std::max(slot, norm);
+        return OkStatus();
+      }));
+  return *std::max_element(largest.begin(), largest.end());
+}
+
 // The domain used for the fit. A non-private fit without a bound uses the
 // data's own largest norm (it claims no guarantee); a private one built on a
 // data-derived bound is marked void.
-StatusOr<DataDomain> ResolveDomain(const DataMatrix& x, const GmmFitOptions& o,
-                                   GmmGuarantee& g) {
+StatusOr<DataDomain> ResolveDomain(const RowSource& x, const GmmFitOptions& o,
+                                   const Engine& engine, GmmGuarantee& g) {
   DataDomain d = o.domain;
   if (d.center.size() == 0) d.center = Eigen::VectorXd::Zero(x.cols());
   if (d.center.size() != x.cols()) {
@@ -160,8 +181,7 @@ StatusOr<DataDomain> ResolveDomain(const DataMatrix& x, const GmmFitOptions& o,
                                 " columns");
   }
   if ((d.from_data || !o.IsPrivate()) && !std::isfinite(d.data_norm)) {
-    DataMatrix centred = x.rowwise() - d.center.transpose();
-    DPEM_ASSIGN_OR_RETURN(d.data_norm, DataNormFromData(centred));
+    DPEM_ASSIGN_OR_RETURN(d.data_norm, LargestCentredNorm(x, d.center, engine));
     d.from_data = true;
   }
   if (d.from_data && o.IsPrivate()) {
@@ -276,10 +296,11 @@ MStepOptions MStepOptionsFor(const GmmFitOptions& o, Eigen::Index d, const Relea
 }
 
 // One EM iteration on unit-ball data: E-step, releases (private fits), M-step.
-Status Iterate(const DataMatrix& unit, const GmmFitOptions& o, const MStepOptions& m,
-               const ReleasePlan* plan, double eps_i, int it, Generator& gen, EmState& state) {
+Status Iterate(const RowSource& unit, const Engine& engine, const GmmFitOptions& o,
+               const MStepOptions& m, const ReleasePlan* plan, double eps_i, int it,
+               Generator& gen, EmState& state) {
   const double n = static_cast<double>(unit.rows());
-  DPEM_ASSIGN_OR_RETURN(GmmStatistics s, ComputeStatistics(state.params, unit));
+  DPEM_ASSIGN_OR_RETURN(GmmStatistics s, ComputeStatistics(state.params, unit, engine));
   GmmIterationReport report{it, o.iterations, std::numeric_limits<double>::quiet_NaN()};
   if (plan != nullptr) {
     DPEM_RETURN_IF_ERROR(PrivatizeStatistics(s, *plan, o.unsafe_paper_mechanisms, it, n, gen,
@@ -318,14 +339,13 @@ Status Reaccount(const GmmFitOptions& o, const CalibrationResult& cal, GmmGuaran
   return OkStatus();
 }
 
-Status ValidateFitData(const DataMatrix& x, const GmmFitOptions& o) {
+Status ValidateFitData(const RowSource& x, const GmmFitOptions& o) {
   if (x.rows() == 0 || x.cols() == 0) return InvalidArgumentError("the data is empty");
   if (x.rows() < o.components) {
     return InvalidArgumentError("components K = " + std::to_string(o.components) +
                                 " exceeds the number of records N = " +
                                 std::to_string(x.rows()));
   }
-  if (!x.allFinite()) return InvalidArgumentError("the data holds NaN or infinite values");
   return OkStatus();
 }
 
@@ -412,12 +432,18 @@ Status GmmFitOptions::Validate() const {
 namespace dpem {
 
 StatusOr<GmmFit> FitGmm(const DataMatrix& x, const GmmFitOptions& options, Generator& gen) {
+  DPEM_ASSIGN_OR_RETURN(const MatrixRowSource source, MatrixRowSource::Borrow(x));
+  return FitGmm(source, options, gen);
+}
+
+StatusOr<GmmFit> FitGmm(const RowSource& x, const GmmFitOptions& options, Generator& gen) {
   DPEM_RETURN_IF_ERROR(options.Validate());
   DPEM_RETURN_IF_ERROR(ValidateFitData(x, options));
+  DPEM_ASSIGN_OR_RETURN(const Engine engine, Engine::Create(options.engine));
   GmmFit fit;
   fit.guarantee = NewGuarantee(options);
-  DPEM_ASSIGN_OR_RETURN(fit.domain, ResolveDomain(x, options, fit.guarantee));
-  DPEM_ASSIGN_OR_RETURN(const DataMatrix unit, MapToUnitBall(x, fit.domain, nullptr));
+  DPEM_ASSIGN_OR_RETURN(fit.domain, ResolveDomain(x, options, engine, fit.guarantee));
+  DPEM_ASSIGN_OR_RETURN(const UnitBallRowSource unit, UnitBallRowSource::Create(x, fit.domain));
   std::optional<CalibrationResult> cal;
   std::optional<ReleasePlan> plan;
   if (options.IsPrivate()) {
@@ -433,7 +459,8 @@ StatusOr<GmmFit> FitGmm(const DataMatrix& x, const GmmFitOptions& options, Gener
   const ReleasePlan* plan_or_null = plan ? &*plan : nullptr;
   const MStepOptions m_step = MStepOptionsFor(options, x.cols(), plan_or_null);
   for (int it = 1; it <= options.iterations; ++it) {
-    DPEM_RETURN_IF_ERROR(Iterate(unit, options, m_step, plan_or_null, eps_i, it, gen, state));
+    DPEM_RETURN_IF_ERROR(
+        Iterate(unit, engine, options, m_step, plan_or_null, eps_i, it, gen, state));
   }
   fit.guarantee.ledger = std::move(state.ledger);
   if (cal) DPEM_RETURN_IF_ERROR(Reaccount(options, *cal, fit.guarantee));

@@ -16,8 +16,46 @@
 //              accountants derive (eps, delta) from the multiplier instead).
 // Sensitivities are for the replace-one neighbour relation (ledger.h).
 //
-// These are continuous floating-point samplers (see samplers.h on Mironov's
-// 2012 attack).
+// Discrete noise (NoiseSampling::kDiscrete, the default). Textbook
+// floating-point noise leaks its input through the low-order bits of the
+// output (Mironov 2012, "On significance of the least significant bits for
+// differential privacy"). By default the mechanisms therefore release
+//   x_i <- g (round(x_i / g) + N_i),  N_i i.i.d. on the integers,
+// with N_i discrete Laplace (scale t) or discrete Gaussian (sigma = t), drawn
+// exactly from the Generator's integers (random/discrete_samplers.h; Canonne,
+// Kamath, Steinke 2020, Alg. 1-3). The output is an exact function of the
+// integer round(x_i / g) + N_i, so its floating-point representation carries
+// nothing else.
+//   Granularity rule: g = 2^floor(log2(NoiseScale())) / 2^kDiscreteGridBits
+//   (the largest power of two <= NoiseScale() / 2^kDiscreteGridBits): it
+//   depends on the public sensitivity and multiplier only, never on the
+//   values. x_i / g is clamped to +-2^kDiscreteValueBits before rounding (a
+//   contraction: it cannot raise the sensitivity), so every
+//   round(x_i / g) + N_i is an exactly representable integer.
+//   Sensitivity charge: rounding moves each of the m coordinates by at most
+//   g/2 (x_i / g is exact, g being a power of two; a further g/16 is kept as
+//   a margin), on both neighbours, so the rounded statistic's sensitivity is
+//     L2: Delta' = Delta + kRoundingChargeFactor g sqrt(m),
+//     L1: Delta' = Delta + kRoundingChargeFactor g m,
+//   (triangle inequality; kRoundingChargeFactor = 2 (1/2 + 1/16) = 9/8).
+//   The noise scale in grid units is t = ceil(noise_multiplier Delta' / g),
+//   so the recorded Release{mechanism, Delta', t g} has a noise multiplier
+//   >= the requested one: every accountant's result is unchanged, and the
+//   noise grows by the factor (1 + charge/Delta) <= 1 + 1.125 z sqrt(m) /
+//   2^20 (L2; 1 + 1.125 z m / 2^20 for L1), e.g. 4e-4 for z = 10 and the
+//   1275 coordinates of a 50 x 50 covariance.
+//   Accounting: a discrete Gaussian with sigma = z Delta' on an integer
+//   statistic of L2 sensitivity Delta' satisfies the same zCDP / Renyi DP
+//   bound, alpha / (2 z^2), as the continuous one (CKS 2020, Thm. 4 and its
+//   multivariate form), so the RDP (default), zCDP and moments accountants
+//   cover it as they are; the discrete Laplace with t = z Delta'_1 is
+//   (1/z)-DP exactly like the continuous one. NOT covered by a proof here:
+//   the analytic-Gaussian profile used by the (eps, delta)-composition
+//   accountants (linear, advanced, kov) and park2016's mCDP, which are the
+//   continuous Gaussian's; docs/audits.md sketches why the gap is
+//   negligible. Use kContinuous with those accountants for an exact match.
+// NoiseSampling::kContinuous keeps the fast floating-point samplers of
+// samplers.h (e.g. to reproduce earlier results exactly).
 //
 // Thread safety: as safe as the Generator and ledger passed in.
 #ifndef DPEM_MECHANISMS_ADDITIVE_NOISE_H_
@@ -32,6 +70,21 @@
 
 namespace dpem {
 
+// How the noise of a release is sampled (see "Discrete noise" above).
+enum class NoiseSampling {
+  kDiscrete,    // Exact integer noise on a grid: floating-point safe (default).
+  kContinuous,  // Floating-point Laplace / Gaussian samples (samplers.h).
+};
+
+// The grid is 2^-kDiscreteGridBits of the noise scale (rounded down to a power
+// of two): noise scales in grid units lie in [2^20, 2^21].
+inline constexpr int kDiscreteGridBits = 20;
+// Values are clamped to at most 2^kDiscreteValueBits grid units in magnitude.
+inline constexpr int kDiscreteValueBits = 48;
+// Sensitivity charge per coordinate (L1) or per sqrt(coordinate) (L2), in
+// units of the granularity g: 2 (1/2 + 1/16).
+inline constexpr double kRoundingChargeFactor = 1.125;
+
 // What to release and how much noise to add.
 struct NoiseSpec {
   MechanismKind mechanism = MechanismKind::kGaussian;
@@ -43,13 +96,17 @@ struct NoiseSpec {
   double noise_multiplier = 0.0;
   // What is released, e.g. "iteration 3 / means"; copied into the ledger.
   std::string label;
+  // Discrete (default) or continuous noise. With kDiscrete the ledger
+  // records the charged sensitivity Delta' and noise scale t g, not
+  // `sensitivity` and NoiseScale() (see "Discrete noise" above).
+  NoiseSampling sampling = NoiseSampling::kDiscrete;
 
   // Laplace scale b or Gaussian standard deviation sigma of every coordinate's
   // noise: sensitivity * noise_multiplier (park2016 eq. 13/15).
   double NoiseScale() const { return sensitivity * noise_multiplier; }
 };
 
-// Checks `spec`: a known mechanism, finite sensitivity > 0, finite
+// Checks `spec`: a known mechanism and sampling, finite sensitivity > 0, finite
 // noise_multiplier > 0, and a finite NoiseScale() > 0 (the product can
 // overflow or underflow). InvalidArgument otherwise.
 Status ValidateNoiseSpec(const NoiseSpec& spec);
@@ -57,7 +114,10 @@ Status ValidateNoiseSpec(const NoiseSpec& spec);
 // Adds i.i.d. Laplace(0, b) (spec.mechanism == kLaplace) or N(0, sigma^2)
 // (kGaussian) noise, scale spec.NoiseScale(), to every coordinate of `value`
 // in place, and records ONE Release{mechanism, sensitivity, NoiseScale(),
-// label} in `ledger` (park2016 eq. 13, 15; park2017 eq. 13-15). `value` must
+// label} in `ledger` (park2016 eq. 13, 15; park2017 eq. 13-15); with
+// spec.sampling == kDiscrete (the default), their discrete counterparts on the
+// grid described above, recording the charged sensitivity and the actual
+// noise scale (InvalidArgument if the grid cannot be formed). `value` must
 // be non-empty and finite. On error nothing is recorded and `value` is
 // unchanged; a validation error also draws nothing from `gen`.
 Status ReleaseVector(Eigen::Ref<Eigen::VectorXd> value, const NoiseSpec& spec,

@@ -49,8 +49,11 @@ Status ValidateSymmetricMatrix(const Eigen::Ref<const Eigen::MatrixXd>& matrix,
 // kSymmetryRelativeTolerance) asymmetry so that the output is exactly
 // symmetric. Requires spec.mechanism == kGaussian and spec.sensitivity an L2
 // bound on the change of vec_upper(value), e.g. its Frobenius sensitivity (see
-// above). Records ONE Gaussian release. On error nothing is recorded and
-// `value` is unchanged.
+// above). Records ONE Gaussian release. With spec.sampling == kDiscrete (the
+// default) the upper triangle's d(d+1)/2 coordinates are released on the
+// grid of additive_noise.h ("Discrete noise") with discrete Gaussian noise
+// and mirrored; the ledger records the charged sensitivity and actual noise
+// scale. On error nothing is recorded and `value` is unchanged.
 Status ReleaseSymmetric(Eigen::Ref<Eigen::MatrixXd> value,
                         const NoiseSpec& spec, Generator& gen,
                         PrivacyLedger& ledger);

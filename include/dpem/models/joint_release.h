@@ -20,6 +20,7 @@
 #include <string>
 
 #include "dpem/accounting/ledger.h"
+#include "dpem/mechanisms/additive_noise.h"
 #include "dpem/models/gmm.h"
 #include "dpem/random/generator.h"
 #include "dpem/status.h"
@@ -53,18 +54,39 @@ JointNoiseScales DefaultJointNoiseSplit(CovarianceType type, Eigen::Index dimens
                                         Eigen::Index components);
 
 // The joint Gaussian mechanism: adds noise to every count, sum and second
-// moment of `stats` and records ONE Gaussian release in `ledger`, with
-// sensitivity Delta = JointSensitivity(stats.type, split) and noise scale
-// sigma = noise_multiplier * Delta rounded up (so the ledger's multiplier is
-// never below the calibrated one). Block b's coordinates get N(0, (split_b
+// moment of `stats` and records ONE Gaussian release in `ledger`.
+//
+// With sampling == kDiscrete (the default; floating-point safe, see
+// mechanisms/additive_noise.h, "Discrete noise", and docs/audits.md): the m
+// statistics are divided by their block scales (split_n, split_1, split_2,
+// and split_2 / sqrt(2) for the off-diagonal entries of a full second moment,
+// released as the sqrt(2)-scaled upper triangle), which gives a vector of L2
+// sensitivity Delta = JointSensitivity(stats.type, split); ONE grid is planned
+// for it with the public Delta, noise_multiplier and m, the vector is rounded
+// to the grid (clamped to 2^kDiscreteValueBits grid units) plus discrete
+// Gaussian noise, and multiplied back. The ledger records the charged
+// sensitivity Delta' = Delta + (9/8) g sqrt(m) and the grid's noise scale, a
+// multiplier >= noise_multiplier; the noise is that of kContinuous times
+// (1 + (9/8) g sqrt(m) / Delta) <= 1 + 1.125 noise_multiplier sqrt(m) / 2^20.
+// Every count, sum and (normalised) second moment must stay below 2^27 times
+// the noise scale to escape the clamp (e.g. N < 1.3e8 s_n sigma). Full second
+// moments come back exactly symmetric. InvalidArgument if the grid cannot be
+// formed (use kContinuous then).
+//
+// With kContinuous: sensitivity Delta and noise scale sigma =
+// noise_multiplier * Delta rounded up (so the ledger's multiplier is never
+// below the calibrated one). Block b's coordinates get N(0, (split_b
 // sigma)^2); for full covariances the off-diagonal entries of each second
 // moment get N(0, (split_2 sigma)^2 / 2), mirrored (the sqrt(2)-scaled upper
-// triangle, whose norm is the Frobenius norm). Requires finite statistics and
-// finite positive split and multiplier; on error nothing is recorded and
-// `stats` is unchanged. The exact log-likelihood is set to NaN.
+// triangle, whose norm is the Frobenius norm).
+//
+// Requires finite statistics, finite positive split and multiplier and a
+// known sampling; on error nothing is recorded and `stats` is unchanged. The
+// exact log-likelihood is set to NaN.
 Status ReleaseJointStatistics(GmmStatistics& stats, const JointNoiseScales& split,
                               double noise_multiplier, const std::string& label,
-                              Generator& gen, PrivacyLedger& ledger);
+                              Generator& gen, PrivacyLedger& ledger,
+                              NoiseSampling sampling = NoiseSampling::kDiscrete);
 
 }  // namespace dpem
 

@@ -43,6 +43,9 @@
 #include "dpem/accounting/ledger.h"
 #include "dpem/data/domain.h"
 #include "dpem/data/matrix.h"
+#include "dpem/data/row_source.h"
+#include "dpem/engine/engine.h"
+#include "dpem/mechanisms/additive_noise.h"
 #include "dpem/models/gmm.h"
 #include "dpem/random/generator.h"
 #include "dpem/status.h"
@@ -99,6 +102,11 @@ struct GmmFitOptions {
   AccountantKind accountant = kDefaultAccountant;
   GmmMechanisms mechanisms = GmmMechanisms::kJoint;
   double per_release_delta = kDefaultPerReleaseDelta;
+  // How every release's noise is sampled (mechanisms/additive_noise.h,
+  // "Discrete noise"): kDiscrete (default, floating-point safe; the ledger
+  // records the rounding charge) or kContinuous (floating-point samples, as
+  // before; e.g. to reproduce earlier results).
+  NoiseSampling noise_sampling = NoiseSampling::kDiscrete;
   // park2016's Gamma (spherical) and Wishart (full) covariance mechanisms.
   // They are NOT differentially private; using them voids the guarantee.
   bool unsafe_paper_mechanisms = false;
@@ -109,6 +117,10 @@ struct GmmFitOptions {
   // Mass-loss rule: a component whose (noisy) count is below this (> 0) keeps
   // its previous mean and covariance; its weight comes from the count.
   double min_component_count = 1.0;
+
+  // Threads and block size of the fitting engine (results depend on the
+  // thread count only through the order of floating-point sums).
+  EngineOptions engine;
 
   // Called after each iteration, if set.
   std::function<void(const GmmIterationReport&)> progress;
@@ -152,8 +164,14 @@ struct GmmFit {
   std::optional<std::uint64_t> seed;
 };
 
-// Fits a K-component mixture to `x` (original units). Requires
+// Fits a K-component mixture to `x` (original units), read block by block
+// (the records are mapped into the unit ball per block, never copied whole),
+// so a memory-mapped file larger than memory can be fitted. Requires
 // options.Validate() OK, N >= K, d >= 1 matching the domain's centre.
+StatusOr<GmmFit> FitGmm(const RowSource& x, const GmmFitOptions& options, Generator& gen);
+
+// The same on a matrix in memory; also InvalidArgument for a non-finite
+// entry.
 StatusOr<GmmFit> FitGmm(const DataMatrix& x, const GmmFitOptions& options, Generator& gen);
 
 }  // namespace dpem

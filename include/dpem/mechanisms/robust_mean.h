@@ -1,0 +1,149 @@
+// The robust private mean estimator of wang-dp-gradient-em (Sec. 4.2,
+// Theorem 2; local variant Appendix F, Theorem 8), built on the soft
+// truncation of Catoni and Giulini (2017) and the multiplicative-noise
+// smoothing of Holland (2019).
+//
+// For a scale s > 0 and a smoothing parameter beta > 0, each value x becomes
+//   psi(x) = s * E_eta phi((x + eta x) / s),  eta ~ N(0, 1/beta)      (eq. 11)
+// where phi is the soft truncation of eq. (9). With a = x/s and
+// b = |x| / (s sqrt(beta)), (x + eta x)/s = a + b Z for Z ~ N(0, 1), and the
+// expectation has the closed form of eq. (12) with the correction C-hat of
+// Appendix D. Because |phi| <= 2 sqrt(2)/3, every psi(x) lies in
+// [-2 sqrt(2)/3 s, 2 sqrt(2)/3 s], whatever x is: the mean of n such values
+// has sensitivity (4 sqrt(2)/3) s / n under replace-one neighbours, with no
+// bound on the data. dpem enforces that bound on the floating-point value too
+// (SmoothedTruncation clamps), so the guarantee does not rest on round-off.
+//
+// The scale s and beta must not depend on the data: they are computed from
+// public quantities only (n, epsilon, delta, d, the failure probability zeta
+// and the public second-moment bound tau).
+//
+// Thread safety: pure functions, except those taking a Generator (as safe as
+// the Generator and ledger passed in).
+#ifndef DPEM_MECHANISMS_ROBUST_MEAN_H_
+#define DPEM_MECHANISMS_ROBUST_MEAN_H_
+
+#include <limits>
+
+#include <Eigen/Core>
+
+#include "dpem/accounting/accountant.h"
+#include "dpem/accounting/ledger.h"
+#include "dpem/random/generator.h"
+#include "dpem/status.h"
+
+namespace dpem {
+
+// sup |phi| = 2 sqrt(2) / 3 (eq. 9).
+inline constexpr double kCatoniGiuliniBound = 0.94280904158206336587;
+
+// The soft truncation of Catoni and Giulini (2017), wang-dp-gradient-em
+// eq. (9): u - u^3/6 on [-sqrt(2), sqrt(2)], +-2 sqrt(2)/3 outside.
+double CatoniGiuliniPhi(double u);
+
+// The correction C-hat(a, b) of Appendix D, exactly as printed (T1 + ... + T5,
+// with Phi by erfc). Requires b > 0. Exact in real arithmetic; in floating
+// point its terms grow like max(|a|, b)^3 and cancel, so use it for moderate
+// arguments (the tests check it to 1e-9 for |a|, b <= 5) and
+// SmoothedTruncation for everything else.
+double CatoniGiuliniCorrection(double a, double b);
+
+// E phi(a + b Z), Z ~ N(0, 1), by the closed form of eq. (12):
+// a (1 - b^2/2) - a^3/6 + C-hat(a, b). Requires b > 0. Same caveat.
+double SmoothedTruncationClosedForm(double a, double b);
+
+// E phi(a + b Z), Z ~ N(0, 1), for every real a and b >= 0, computed stably:
+// the closed form where max(|a|, b) <= kClosedFormLimit, elsewhere the two
+// flat tails by erfc plus the polynomial middle by 64-point Gauss-Legendre
+// quadrature. The result is clamped to [-kCatoniGiuliniBound,
+// kCatoniGiuliniBound] (the true value lies there; the clamp makes the
+// sensitivity bound hold for the computed value). With b finite, a = +-inf
+// gives +-kCatoniGiuliniBound; b = +inf with a finite gives 0; NaN gives 0.
+double SmoothedTruncation(double a, double b);
+inline constexpr double kClosedFormLimit = 8.0;
+
+// Scale and smoothing of the estimator.
+struct RobustMeanParameters {
+  double scale = 0.0;  // s > 0.
+  double beta = 0.0;   // The precision of the multiplicative noise, > 0.
+};
+
+// psi(x) = s E phi((x + eta x)/s), eta ~ N(0, 1/beta) (eq. 11 for one value):
+// s * SmoothedTruncation(x/s, |x|/(s sqrt(beta))). Always within
+// [-kCatoniGiuliniBound s, kCatoniGiuliniBound s]; +-inf maps to the limit of
+// the finite values, NaN to 0. Precondition: p.scale > 0, p.beta > 0.
+double SmoothedTruncatedValue(double x, const RobustMeanParameters& p);
+
+// The non-private robust mean x-hat of eq. (11) (Holland 2019). Requires a
+// non-empty x and valid parameters.
+StatusOr<double> RobustMean(const Eigen::Ref<const Eigen::VectorXd>& x,
+                            const RobustMeanParameters& p);
+
+// L2 (= L1) sensitivity of the mean of n smoothed values under replace-one:
+// (4 sqrt(2)/3) s / n (wang-dp-gradient-em Sec. 4.2, below Lemma 1).
+double RobustMeanSensitivity(double scale, double n);
+
+// How the noise of a private robust mean is calibrated.
+enum class RobustMeanCalibration {
+  // The analytic Gaussian mechanism (Balle and Wang 2018): the least noise
+  // that is exactly (epsilon, delta)-DP. The default.
+  kAnalytic,
+  // The classical sigma = sqrt(2 ln(1.25/delta)) Delta / epsilon of
+  // Definition 6 (valid for epsilon < 1 only; refused otherwise).
+  kClassic,
+};
+
+struct PrivateMeanOptions {
+  // No defaults (Validate() refuses NaN).
+  double epsilon = std::numeric_limits<double>::quiet_NaN();  // > 0, finite.
+  double delta = std::numeric_limits<double>::quiet_NaN();    // In (0, 1).
+  // Public bound on E x^2 (Theorem 2's tau); sets the scale, not the
+  // privacy. No default.
+  double tau = std::numeric_limits<double>::quiet_NaN();  // > 0, finite.
+  // Failure probability zeta of the utility bound, in (0, 1).
+  double zeta = 0.05;
+  RobustMeanCalibration calibration = RobustMeanCalibration::kAnalytic;
+  Status Validate() const;
+};
+
+// Theorem 2's parameters: beta = sqrt(log(1/zeta)),
+// s = sqrt(n epsilon tau) / (log(1/zeta) log^{1/4}(1/delta)).
+// Requires n >= 1 and valid options (zeta < 1/e so that log(1/zeta) > 1,
+// delta < 1/e likewise; InvalidArgument otherwise).
+StatusOr<RobustMeanParameters> Theorem2Parameters(double n, const PrivateMeanOptions& o);
+
+// Local-model parameters (Appendix F). Theorem 8 states Theorem 2's s, but
+// with that s the local noise term s log(1/zeta) sqrt(log 1/delta)/(eps sqrt n)
+// of eq. (41) does not decay in n. Balancing it against tau/(s beta) gives
+//   s = sqrt(tau eps sqrt(n) / (beta log(1/zeta) sqrt(log 1/delta))),
+// beta = sqrt(log(1/zeta)), which attains the rate (39). dpem uses this.
+StatusOr<RobustMeanParameters> LocalModelParameters(double n, const PrivateMeanOptions& o);
+
+struct PrivateMeanResult {
+  double mean = 0.0;
+  RobustMeanParameters parameters;
+  double noise_stddev = 0.0;  // Of the released mean (central) or of each report (local).
+  PrivacyLedger ledger;       // One Gaussian release.
+  double epsilon = 0.0;       // Certified by the analytic Gaussian profile.
+  double delta = 0.0;
+};
+
+// The central mechanism (13): x-hat + N(0, sigma^2) with Theorem 2's
+// parameters and sigma calibrated to the sensitivity (4 sqrt 2/3) s/n.
+// Requires x non-empty (N is public) and o.Validate() OK; x may hold any
+// finite or infinite values (NaN is refused).
+StatusOr<PrivateMeanResult> PrivateRobustMean(const Eigen::Ref<const Eigen::VectorXd>& x,
+                                              const PrivateMeanOptions& o, Generator& gen);
+
+// The local mechanism (38): each record releases psi(x_i) + N(0, sigma^2),
+// sigma calibrated to the per-record sensitivity (4 sqrt 2/3) s, and the
+// server averages. Every record's report is (epsilon, delta)-DP on its own
+// (the ledger holds the one release each record takes part in). Parameters:
+// LocalModelParameters.
+StatusOr<PrivateMeanResult> LocalPrivateRobustMean(const Eigen::Ref<const Eigen::VectorXd>& x,
+                                                   const PrivateMeanOptions& o,
+                                                   Generator& gen);
+
+}  // namespace dpem
+
+#endif  // DPEM_MECHANISMS_ROBUST_MEAN_H_

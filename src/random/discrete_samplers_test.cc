@@ -1,0 +1,95 @@
+// Unit tests of the exact integer samplers: parameter checks, determinism,
+// and the Bernoulli(exp(-gamma)) building block against exp(-gamma) (fixed
+// seeds; binomial tolerance of 5.5 standard deviations, so each check is
+// deterministic and fails only if the sampler is wrong).
+#include "dpem/random/discrete_samplers.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+
+namespace dpem {
+namespace {
+
+TEST(SampleUniformBelowTest, StaysInRange) {
+  Generator gen = Generator::FromSeed(1);
+  for (std::uint64_t n : {std::uint64_t{1}, std::uint64_t{2}, std::uint64_t{3}, std::uint64_t{7},
+                          (std::uint64_t{1} << 63) + 1, ~std::uint64_t{0}}) {
+    for (int i = 0; i < 1000; ++i) EXPECT_LT(SampleUniformBelow(gen, n), n) << n;
+  }
+}
+
+TEST(SampleUniformBelowTest, HitsEveryValueOfASmallRange) {
+  Generator gen = Generator::FromSeed(2);
+  int seen[5] = {0, 0, 0, 0, 0};
+  for (int i = 0; i < 5000; ++i) ++seen[SampleUniformBelow(gen, 5)];
+  for (int c : seen) EXPECT_NEAR(c, 1000, 5.5 * std::sqrt(5000 * 0.2 * 0.8));
+}
+
+TEST(SampleBernoulliExpNegTest, RejectsAZeroDenominator) {
+  Generator gen = Generator::FromSeed(3);
+  EXPECT_EQ(SampleBernoulliExpNeg(gen, 1, 0).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(SampleBernoulliExpNegTest, GammaZeroIsAlwaysOne) {
+  Generator gen = Generator::FromSeed(4);
+  for (int i = 0; i < 1000; ++i) EXPECT_TRUE(*SampleBernoulliExpNeg(gen, 0, 7));
+}
+
+TEST(SampleBernoulliExpNegTest, HugeGammaIsZero) {
+  Generator gen = Generator::FromSeed(5);  // P(one) = e^-1000.
+  for (int i = 0; i < 1000; ++i) EXPECT_FALSE(*SampleBernoulliExpNeg(gen, 3000, 3));
+}
+
+// Frequencies of 200000 draws against exp(-n/d), for gamma below, at and
+// above 1, with and without an integer part.
+TEST(SampleBernoulliExpNegTest, FrequencyMatchesExpMinusGamma) {
+  struct Case { std::uint64_t n, d; };
+  Generator gen = Generator::FromSeed(6);
+  constexpr int kDraws = 200000;
+  for (const Case c : {Case{1, 2}, Case{1, 1}, Case{3, 2}, Case{7, 3}, Case{5, 1},
+                       Case{123456789, 1000000000}}) {
+    const double p = std::exp(-static_cast<double>(c.n) / static_cast<double>(c.d));
+    int ones = 0;
+    for (int i = 0; i < kDraws; ++i) ones += *SampleBernoulliExpNeg(gen, c.n, c.d) ? 1 : 0;
+    EXPECT_NEAR(ones, kDraws * p, 5.5 * std::sqrt(kDraws * p * (1 - p)))
+        << "gamma = " << c.n << "/" << c.d;
+  }
+}
+
+TEST(DiscreteSamplersTest, RejectScalesOutOfRange) {
+  Generator gen = Generator::FromSeed(7);
+  for (std::uint64_t bad : {std::uint64_t{0}, kMaxDiscreteNoiseScale + 1}) {
+    EXPECT_EQ(SampleDiscreteLaplace(gen, bad).status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(SampleDiscreteGaussian(gen, bad).status().code(), StatusCode::kInvalidArgument);
+  }
+  EXPECT_TRUE(SampleDiscreteGaussian(gen, kMaxDiscreteNoiseScale).ok());
+  EXPECT_TRUE(SampleDiscreteLaplace(gen, kMaxDiscreteNoiseScale).ok());
+}
+
+TEST(DiscreteSamplersTest, AreDeterministicGivenTheSeed) {
+  Generator a = Generator::FromSeed(8), b = Generator::FromSeed(8);
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_EQ(*SampleDiscreteGaussian(a, 1 << 20), *SampleDiscreteGaussian(b, 1 << 20));
+    EXPECT_EQ(*SampleDiscreteLaplace(a, 5), *SampleDiscreteLaplace(b, 5));
+  }
+}
+
+// At the mechanisms' grid scale (sigma in [2^20, 2^21]) the sample standard
+// deviation is sigma to within 5.5 standard errors (sd of s^2 ~ s^2 sqrt(2/n)).
+TEST(DiscreteSamplersTest, LargeSigmaHasTheRightSpread) {
+  Generator gen = Generator::FromSeed(9);
+  constexpr std::uint64_t kSigma = 1500001;
+  constexpr int kDraws = 20000;
+  double sum2 = 0;
+  for (int i = 0; i < kDraws; ++i) {
+    const double y = static_cast<double>(*SampleDiscreteGaussian(gen, kSigma));
+    sum2 += y * y;
+  }
+  const double s2 = static_cast<double>(kSigma) * kSigma;
+  EXPECT_NEAR(sum2 / kDraws / s2, 1.0, 5.5 * std::sqrt(2.0 / kDraws));
+}
+
+}  // namespace
+}  // namespace dpem
