@@ -7,6 +7,9 @@ cd "$(dirname "$0")/.."
 scripts/install_deps.sh
 scripts/build.sh -DDPEM_BUILD_TESTS=ON -DDPEM_BUILD_BENCHMARKS=ON
 (cd build && ctest --output-on-failure --parallel "$(nproc)" --timeout 900)
+# A short fuzzing run of the CSV, .npy and model-file readers (clang++,
+# ASan + UBSan, build-fuzz); FUZZ_SECONDS per target, 0 skips it.
+if [ "${FUZZ_SECONDS:-20}" != 0 ]; then scripts/fuzz.sh "${FUZZ_SECONDS:-20}"; fi
 
 prefix="$(mktemp -d)"
 trap 'rm -rf "$prefix"' EXIT

@@ -3,7 +3,9 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
+#include <limits>
 
 namespace dpem::cli {
 
@@ -39,6 +41,28 @@ StatusOr<AccountantKind> ParseAccountantFlag(std::string_view flag, std::string_
   return InvalidArgumentError(std::string(flag) + ": unknown accountant '" +
                               std::string(value) + "' (accepted: " +
                               AccountantNameList() + ")");
+}
+
+Status RequireUsableEpsilon(std::string_view flag, double value) {
+  DPEM_RETURN_IF_ERROR(RequirePositiveFinite(flag, value));
+  if (value >= kMinEpsilon) return OkStatus();
+  return InvalidArgumentError(std::string(flag) + ": " + FormatNumber(value) +
+                              " is below the smallest usable epsilon " +
+                              FormatNumber(kMinEpsilon) +
+                              " (the fit would be pure noise)");
+}
+
+StatusOr<double> ParseEpsilonFlag(std::string_view flag, const std::string& text) {
+  if (text == "inf" || text == "infinity") return std::numeric_limits<double>::infinity();
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value) ||
+      value <= 0.0) {
+    return InvalidArgumentError(std::string(flag) + ": must be a finite number > 0, or inf "
+                                "for a non-private fit, got '" + text + "'");
+  }
+  DPEM_RETURN_IF_ERROR(RequireUsableEpsilon(flag, value));
+  return value;
 }
 
 StatusOr<Generator> MakeGenerator(const std::optional<std::string>& seed_flag) {

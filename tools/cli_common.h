@@ -35,6 +35,22 @@ Status RequireAtLeast(std::string_view flag, long long value, long long minimum)
 StatusOr<AccountantKind> ParseAccountantFlag(std::string_view flag,
                                              std::string_view value);
 
+// Smallest total epsilon a private fit accepts. Below it the noise scale is
+// over a million times the sensitivity, so the released statistics carry no
+// information about the data, and splitting such a budget over components,
+// statistics and iterations drives the per-release epsilons towards
+// underflow, where the calibration fails with a confusing message (e.g.
+// `--epsilon 1e-300` reported as "got 0"). A usage error, not a privacy
+// limit: any epsilon >= kMinEpsilon is honoured exactly.
+inline constexpr double kMinEpsilon = 1e-6;
+
+// InvalidArgument "--flag: ..." unless kMinEpsilon <= value < inf.
+Status RequireUsableEpsilon(std::string_view flag, double value);
+
+// An --epsilon flag's text: a finite number >= kMinEpsilon, or "inf" /
+// "infinity" for a non-private fit (returned as +infinity).
+StatusOr<double> ParseEpsilonFlag(std::string_view flag, const std::string& text);
+
 // The generator behind --seed: seeded (reproducible, not for production) if
 // a seed was given, else keyed by the operating system's CSPRNG. The flag's
 // text must be a whole number in [0, 2^64 - 1]; anything else (a sign, a

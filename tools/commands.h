@@ -13,6 +13,8 @@ Command AddAccountCommand(CLI::App& root);
 Command AddCalibrateCommand(CLI::App& root);
 // dpem sample-noise: draws from dpem's noise samplers (for inspection).
 Command AddSampleNoiseCommand(CLI::App& root);
+// dpem budget init / show: the privacy-budget ledger (budget_command.cc).
+Command AddBudgetCommand(CLI::App& root);
 
 // dpem fit: the parent of one subcommand per model; returns it.
 CLI::App* AddFitParent(CLI::App& root);

@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
       AddFitGmmCommand(fit),        AddFitFaCommand(fit),     AddFitKmeansCommand(fit),
       AddFitGradientEmCommand(fit), AddScoreCommand(app),     AddPredictCommand(app),
       AddSampleCommand(app),        AddTransformCommand(app), AddGenerateCommand(app),
-      AddAccountCommand(app),       AddCalibrateCommand(app), AddSampleNoiseCommand(app)};
+      AddAccountCommand(app),       AddCalibrateCommand(app), AddSampleNoiseCommand(app),
+      AddBudgetCommand(app)};
   if (argc > 1 && argv[1][0] != '-') {
     std::string accepted;
     bool known = false;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "budget_flags.h"
 #include "commands.h"
 #include "dpem/data/io.h"
 #include "dpem/models/gmm_model_io.h"
@@ -36,19 +37,9 @@ struct FitGmmFlags {
   double covariance_floor = 1e-6;
   std::optional<std::string> seed;
   bool quiet = false;
+  BudgetFlags budget;
+  int threads = 0;
 };
-
-StatusOr<double> ParseEpsilon(const std::string& text) {
-  if (text == "inf" || text == "infinity") return std::numeric_limits<double>::infinity();
-  char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value) ||
-      value <= 0.0) {
-    return InvalidArgumentError("--epsilon: must be a finite number > 0, or inf for "
-                                "non-private EM, got '" + text + "'");
-  }
-  return value;
-}
 
 // Privacy flags: only meaningful (and then required) for private fits.
 Status PrivacyFlagsInto(const FitGmmFlags& f, GmmFitOptions& o) {
@@ -95,8 +86,12 @@ StatusOr<GmmFitOptions> OptionsFromFlags(const FitGmmFlags& f) {
   StatusOr<Estimator> est = ParseEstimator(f.estimator);
   if (!est.ok()) return InvalidArgumentError("--estimator: " + est.status().message());
   o.estimator = *est;
-  DPEM_ASSIGN_OR_RETURN(o.epsilon, ParseEpsilon(f.epsilon_text));
+  DPEM_ASSIGN_OR_RETURN(o.epsilon, ParseEpsilonFlag("--epsilon", f.epsilon_text));
   DPEM_RETURN_IF_ERROR(RequirePositiveFinite("--covariance-floor", f.covariance_floor));
+  o.engine.threads = f.threads;
+  if (const Status s = o.engine.Validate(); !s.ok()) {
+    return InvalidArgumentError("--threads: " + s.message());
+  }
   o.covariance_floor = f.covariance_floor;
   DPEM_RETURN_IF_ERROR(PrivacyFlagsInto(f, o));
   return o;
@@ -128,10 +123,12 @@ Status RunFitGmm(const FitGmmFlags& f) {
   DPEM_ASSIGN_OR_RETURN(GmmFitOptions options, OptionsFromFlags(f));
   DPEM_RETURN_IF_ERROR(options.Validate());
   DPEM_RETURN_IF_ERROR(internal::CheckCanCreate(f.output));
-  DPEM_ASSIGN_OR_RETURN(const DataMatrix x, ReadMatrix(f.input));
+  DPEM_RETURN_IF_ERROR(ChargeBudget(f.budget, f.input, options.epsilon, options.delta,
+                                    "dpem fit gmm"));
+  DPEM_ASSIGN_OR_RETURN(const std::unique_ptr<RowSource> x, OpenRowSource(f.input));
   options.progress = ProgressLine(f.quiet);
   DPEM_ASSIGN_OR_RETURN(Generator gen, MakeGenerator(f.seed));
-  StatusOr<GmmFit> fit = FitGmm(x, options, gen);
+  StatusOr<GmmFit> fit = FitGmm(*x, options, gen);
   if (!fit.ok()) return Status(fit.status().code(), f.input + ": " + fit.status().message());
   WarnAboutGuarantee(*fit, f.quiet);
   return WriteGmmModel(f.output, *fit);
@@ -197,6 +194,10 @@ Command AddFitGmmCommand(CLI::App& fit) {
                   "Seed a reproducible generator (tests and experiments only; recorded in "
                   "the model). Default: a CSPRNG keyed by the operating system");
   app->add_flag("--quiet", f->quiet, "No progress line or warnings on stderr");
+  app->add_option("--threads", f->threads,
+                  "Worker threads of the fitting engine (default 0: all hardware threads; "
+                  "results depend on the count only through rounding)");
+  AddBudgetFlags(app, &f->budget);
   return {app, [f] { return RunFitGmm(*f); }};
 }
 

@@ -140,10 +140,12 @@ void AddModelAndInput(CLI::App* app, ModelCommandFlags& f) {
 Command AddScoreCommand(CLI::App& root) {
   auto f = std::make_shared<ModelCommandFlags>();
   CLI::App* app = root.add_subcommand(
-      "score", "Print the mean log-likelihood per record of data under a model, in the "
-               "data's original units.");
+      "score", "Print the mean log-likelihood per record of data under a model (for a "
+               "k-means model: the NICV), in the data's original units.");
   AddModelAndInput(app, *f);
-  app->add_flag("--json", f->json, "Print {\"mean_log_likelihood\": ...}");
+  app->add_flag("--json", f->json,
+                "Print {\"mean_log_likelihood\": ..., \"n\": ...}; k-means models print "
+                "{\"nicv\": ..., \"n\": ...}");
   return {app, [f] { return Dispatch(*f, "score", &FormatHandlers::score); }};
 }
 

@@ -1,1 +1,39 @@
 # reliability: sources and tests (see the components section of CMakeLists.txt).
+# The privacy-budget ledger (SQLite), the hostile-input corpus (tests/hostile)
+# and the libFuzzer targets (fuzz/; -DDPEM_BUILD_FUZZERS=ON, clang++ only).
+find_package(SQLite3 REQUIRED)
+target_sources(dpem PRIVATE src/accounting/budget_store.cc)
+target_include_directories(dpem PRIVATE ${SQLite3_INCLUDE_DIRS})
+# By name, so that the exported (static) dpem needs no find_dependency.
+target_link_libraries(dpem PRIVATE sqlite3)
+if(DPEM_BUILD_CLI)
+  target_sources(dpem_cli PRIVATE tools/budget_flags.cc tools/budget_command.cc)
+endif()
+if(DPEM_BUILD_TESTS)
+  dpem_add_test(budget_store_test SOURCES src/accounting/budget_store_test.cc)
+  dpem_add_cli_test(budget_cli_test SOURCES tests/cli/budget_cli_test.cc)
+  dpem_add_cli_test(hostile_input_test SOURCES tests/cli/hostile_input_test.cc)
+  if(TARGET hostile_input_test)
+    target_compile_definitions(hostile_input_test PRIVATE
+      DPEM_HOSTILE_DIR="${PROJECT_SOURCE_DIR}/tests/hostile")
+  endif()
+endif()
+
+option(DPEM_BUILD_FUZZERS "Build the libFuzzer targets of fuzz/ (needs clang++)" OFF)
+if(DPEM_BUILD_FUZZERS)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "DPEM_BUILD_FUZZERS needs Clang (configure with CXX=clang++); "
+                        "the compiler is ${CMAKE_CXX_COMPILER_ID}")
+  endif()
+  set(DPEM_FUZZ_FLAGS -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined)
+  target_compile_options(dpem PRIVATE ${DPEM_FUZZ_FLAGS})
+  target_link_options(dpem PUBLIC -fsanitize=address,undefined)
+  foreach(target csv_fuzzer npy_fuzzer gmm_model_fuzzer)
+    add_executable(${target} fuzz/${target}.cc)
+    target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/src)
+    target_link_libraries(${target} PRIVATE dpem::dpem)
+    target_compile_options(${target} PRIVATE -fsanitize=fuzzer,address,undefined
+                                             -fno-sanitize-recover=undefined)
+    target_link_options(${target} PRIVATE -fsanitize=fuzzer,address,undefined)
+  endforeach()
+endif()

@@ -1,0 +1,39 @@
+#include "budget_flags.h"
+
+#include <cmath>
+
+#include "cli_common.h"
+#include "dpem/accounting/budget_store.h"
+
+namespace dpem::cli {
+
+void AddBudgetFlags(CLI::App* app, BudgetFlags* flags) {
+  app->add_option("--budget-file", flags->file,
+                  "Privacy-budget ledger (SQLite, see dpem budget): the fit's (epsilon, delta) "
+                  "is charged to it before the data is read, and the fit refused if the data "
+                  "set's total would be exceeded");
+  app->add_option("--dataset", flags->dataset,
+                  "Data set ID in the budget file (default: the BLAKE2b hash of the input "
+                  "file's bytes)");
+}
+
+Status ChargeBudget(const BudgetFlags& flags, const std::string& input, double epsilon,
+                    double delta, const std::string& command) {
+  if (flags.file.empty()) {
+    if (flags.dataset.empty()) return OkStatus();
+    return InvalidArgumentError("--dataset: only meaningful with --budget-file");
+  }
+  if (!std::isfinite(epsilon)) {
+    return InvalidArgumentError("--budget-file: a non-private fit (--epsilon inf) cannot be "
+                                "charged to a privacy budget");
+  }
+  std::string dataset = flags.dataset;
+  if (dataset.empty()) {
+    DPEM_ASSIGN_OR_RETURN(dataset, DatasetIdOfFile(input));
+  }
+  DPEM_ASSIGN_OR_RETURN(BudgetStore store, BudgetStore::Open(flags.file, /*create=*/false));
+  return store.Charge(dataset, epsilon, std::isfinite(delta) ? delta : 0.0,
+                      command + " --input " + input);
+}
+
+}  // namespace dpem::cli
