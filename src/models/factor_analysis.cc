@@ -1,0 +1,211 @@
+// Factor analysis: densities, posterior means, sampling and EM on a second
+// moment (dpem/models/factor_analysis.h). The private fit is in
+// factor_analysis_fit.cc.
+#include "dpem/models/factor_analysis.h"
+
+#include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
+
+#include <cmath>
+#include <numbers>
+#include <string>
+
+#include "dpem/random/samplers.h"
+#include "models/factor_analysis_internal.h"
+
+namespace dpem {
+namespace {
+
+// The L x L matrix M = I + W^T Psi^{-1} W, its Cholesky factor, and
+// A = Psi^{-1} W (d x L): what every density and posterior needs.
+struct Woodbury {
+  Eigen::MatrixXd a;
+  Eigen::LLT<Eigen::MatrixXd> m;
+};
+
+StatusOr<Woodbury> Factorise(const FaParameters& p) {
+  Woodbury w;
+  w.a = p.noise_variances.cwiseInverse().asDiagonal() * p.loadings;
+  const Eigen::Index l = p.factors();
+  w.m.compute(Eigen::MatrixXd::Identity(l, l) + p.loadings.transpose() * w.a);
+  if (w.m.info() != Eigen::Success) {
+    return NumericalError("factor analysis: I + W^T Psi^-1 W is not positive definite");
+  }
+  return w;
+}
+
+// log det(W W^T + Psi) = sum log psi + log det M (matrix determinant lemma).
+double LogDetCovariance(const FaParameters& p, const Woodbury& w) {
+  const Eigen::MatrixXd lm = w.m.matrixL();
+  return p.noise_variances.array().log().sum() + 2.0 * lm.diagonal().array().log().sum();
+}
+
+Status CheckData(const FaParameters& p, const DataMatrix& x) {
+  DPEM_RETURN_IF_ERROR(ValidateFaParameters(p));
+  if (x.rows() == 0) return InvalidArgumentError("the data has no rows");
+  if (x.cols() != p.dimension()) {
+    return InvalidArgumentError("the data has " + std::to_string(x.cols()) +
+                                " columns but the model has dimension " +
+                                std::to_string(p.dimension()));
+  }
+  if (!x.allFinite()) return InvalidArgumentError("the data holds NaN or infinite values");
+  return OkStatus();
+}
+
+// The initial parameters from S's top L eigenpairs (probabilistic PCA).
+FaParameters InitialParameters(const Eigen::MatrixXd& s, const internal::Eigenpairs& top,
+                               const FaEmOptions& o) {
+  const Eigen::Index d = s.rows();
+  const Eigen::VectorXd values = top.values.head(o.factors);
+  const double rest = s.trace() - values.sum();
+  const double s2 = d > o.factors ? std::max(rest / static_cast<double>(d - o.factors), 0.0)
+                                  : 0.0;
+  FaParameters p;
+  p.mean = Eigen::VectorXd::Zero(d);
+  const Eigen::VectorXd scale = (values.array() - s2).cwiseMax(0.0).sqrt();
+  p.loadings = top.vectors.leftCols(o.factors) * scale.asDiagonal();
+  p.noise_variances = (s.diagonal() - p.loadings.rowwise().squaredNorm())
+                          .cwiseMax(std::max(s2, o.variance_floor));
+  return p;
+}
+
+// One EM iteration on S (park2017 Sec. 6), O(d^2 L).
+Status EmStep(const Eigen::MatrixXd& s, double floor, FaParameters& p) {
+  DPEM_ASSIGN_OR_RETURN(const Woodbury w, Factorise(p));
+  const Eigen::Index l = p.factors();
+  const Eigen::MatrixXd g = w.m.solve(Eigen::MatrixXd::Identity(l, l));
+  const Eigen::MatrixXd b = w.m.solve(w.a.transpose());  // G W^T Psi^-1, L x d.
+  const Eigen::MatrixXd sb = s * b.transpose();           // S B^T, d x L.
+  const Eigen::MatrixXd ezz = g + b * sb;                 // G + B S B^T.
+  const Eigen::LLT<Eigen::MatrixXd> ezz_llt(ezz);
+  if (ezz_llt.info() != Eigen::Success) {
+    return NumericalError("factor analysis EM: G + B S B^T is not positive definite");
+  }
+  p.loadings = ezz_llt.solve(sb.transpose()).transpose();
+  p.noise_variances =
+      (s.diagonal() - p.loadings.cwiseProduct(sb).rowwise().sum()).cwiseMax(floor);
+  return OkStatus();
+}
+
+// Rotates W to orthogonal columns of decreasing norm with positive sums.
+void Canonicalise(FaParameters& p) {
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(p.loadings.transpose() * p.loadings);
+  Eigen::MatrixXd rotated = p.loadings * eig.eigenvectors().rowwise().reverse();
+  for (Eigen::Index j = 0; j < rotated.cols(); ++j) {
+    if (rotated.col(j).sum() < 0) rotated.col(j) *= -1.0;
+  }
+  p.loadings = rotated;
+}
+
+}  // namespace
+
+Status ValidateFaParameters(const FaParameters& p) {
+  const Eigen::Index d = p.dimension();
+  if (d < 1 || p.factors() < 1 || p.factors() > d) {
+    return InvalidArgumentError("factor analysis: the loadings must be d x L with 1 <= L <= d");
+  }
+  if (p.mean.size() != d || p.noise_variances.size() != d) {
+    return InvalidArgumentError(
+        "factor analysis: mean and noise variances must have one entry per dimension");
+  }
+  if (!p.mean.allFinite() || !p.loadings.allFinite() || !p.noise_variances.allFinite()) {
+    return InvalidArgumentError("factor analysis: parameters must be finite");
+  }
+  if (!(p.noise_variances.array() > 0.0).all()) {
+    return InvalidArgumentError("factor analysis: noise variances must be > 0");
+  }
+  return OkStatus();
+}
+
+StatusOr<double> FaMeanLogLikelihood(const FaParameters& p, const DataMatrix& x) {
+  DPEM_RETURN_IF_ERROR(CheckData(p, x));
+  DPEM_ASSIGN_OR_RETURN(const Woodbury w, Factorise(p));
+  const Eigen::MatrixXd centred = (x.rowwise() - p.mean.transpose()).transpose();  // d x N
+  // x^T C^-1 x = x^T Psi^-1 x - ||L^-1 A^T x||^2.
+  const Eigen::VectorXd plain =
+      (p.noise_variances.cwiseInverse().asDiagonal() * centred.cwiseAbs2()).colwise().sum();
+  const Eigen::MatrixXd proj = w.m.matrixL().solve(w.a.transpose() * centred);
+  const double quad = (plain.sum() - proj.squaredNorm()) / static_cast<double>(x.rows());
+  const double d = static_cast<double>(p.dimension());
+  return -0.5 * (d * std::log(2.0 * std::numbers::pi) + LogDetCovariance(p, w) + quad);
+}
+
+StatusOr<double> FaSecondMomentLogLikelihood(const FaParameters& p, const Eigen::MatrixXd& s) {
+  DPEM_RETURN_IF_ERROR(ValidateFaParameters(p));
+  if (s.rows() != p.dimension() || s.cols() != p.dimension()) {
+    return InvalidArgumentError("the second moment must be d x d");
+  }
+  DPEM_ASSIGN_OR_RETURN(const Woodbury w, Factorise(p));
+  // tr(C^-1 S) = sum S_ii / psi_i - tr(M^-1 A^T S A).
+  const Eigen::MatrixXd sa = s * w.a;
+  const double correction = w.m.solve(w.a.transpose() * sa).trace();
+  const double trace = s.diagonal().cwiseQuotient(p.noise_variances).sum() - correction;
+  const double d = static_cast<double>(p.dimension());
+  return -0.5 * (d * std::log(2.0 * std::numbers::pi) + LogDetCovariance(p, w) + trace);
+}
+
+StatusOr<DataMatrix> FaTransform(const FaParameters& p, const DataMatrix& x) {
+  DPEM_RETURN_IF_ERROR(CheckData(p, x));
+  DPEM_ASSIGN_OR_RETURN(const Woodbury w, Factorise(p));
+  const Eigen::MatrixXd centred = (x.rowwise() - p.mean.transpose()).transpose();
+  return DataMatrix(w.m.solve(w.a.transpose() * centred).transpose());
+}
+
+StatusOr<DataMatrix> FaSample(const FaParameters& p, Eigen::Index n, Generator& gen) {
+  DPEM_RETURN_IF_ERROR(ValidateFaParameters(p));
+  if (n < 1) return InvalidArgumentError("the number of samples must be >= 1");
+  const Eigen::VectorXd sd = p.noise_variances.cwiseSqrt();
+  DataMatrix out(n, p.dimension());
+  for (Eigen::Index i = 0; i < n; ++i) {
+    DPEM_ASSIGN_OR_RETURN(const Eigen::VectorXd z, SampleGaussianVector(gen, p.factors(), 1.0));
+    DPEM_ASSIGN_OR_RETURN(const Eigen::VectorXd e, SampleGaussianVector(gen, p.dimension(), 1.0));
+    out.row(i) = (p.mean + p.loadings * z + sd.cwiseProduct(e)).transpose();
+  }
+  return out;
+}
+
+Status FaEmOptions::Validate() const {
+  if (factors < 1) return InvalidArgumentError("factors L must be >= 1");
+  if (iterations < 1) return InvalidArgumentError("iterations J must be >= 1");
+  if (!(variance_floor > 0.0 && std::isfinite(variance_floor))) {
+    return InvalidArgumentError("variance floor must be finite and > 0");
+  }
+  return OkStatus();
+}
+
+StatusOr<FaParameters> FitFaToSecondMoment(const Eigen::MatrixXd& s, const FaEmOptions& o) {
+  DPEM_RETURN_IF_ERROR(o.Validate());
+  if (s.rows() != s.cols() || s.rows() == 0 || !s.allFinite()) {
+    return InvalidArgumentError("the second moment must be a finite, non-empty square matrix");
+  }
+  if (o.factors > s.rows()) {
+    return InvalidArgumentError("factors L = " + std::to_string(o.factors) +
+                                " exceeds the dimension d = " + std::to_string(s.rows()));
+  }
+  DPEM_ASSIGN_OR_RETURN(const internal::Eigenpairs top, internal::TopEigenpairs(s, o.factors));
+  return internal::FitFaWithEigenpairs(s, top, o);
+}
+
+}  // namespace dpem
+
+namespace dpem::internal {
+
+StatusOr<FaParameters> FitFaWithEigenpairs(const Eigen::MatrixXd& s, const Eigenpairs& top,
+                                           const FaEmOptions& o) {
+  DPEM_RETURN_IF_ERROR(o.Validate());
+  if (top.values.size() < o.factors || top.vectors.rows() != s.rows()) {
+    return InvalidArgumentError("too few eigenpairs for the number of factors");
+  }
+  FaParameters p = InitialParameters(s, top, o);
+  for (int it = 1; it <= o.iterations; ++it) {
+    DPEM_RETURN_IF_ERROR(EmStep(s, o.variance_floor, p));
+    if (o.progress) {
+      DPEM_ASSIGN_OR_RETURN(const double ll, FaSecondMomentLogLikelihood(p, s));
+      o.progress(it, ll);
+    }
+  }
+  Canonicalise(p);
+  return p;
+}
+
+}  // namespace dpem::internal

@@ -1,0 +1,163 @@
+// CLI tests of dpem fit fa and of score / sample / transform on factor
+// analysis model files.
+#include <gtest/gtest.h>
+
+#include <Eigen/Cholesky>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <numbers>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_runner.h"
+
+namespace {
+
+using nlohmann::json;
+using dpem::cli_testing::CountLines;
+using dpem::cli_testing::ReadFile;
+using dpem::cli_testing::RunDpem;
+using dpem::cli_testing::RunResult;
+
+const std::string& Dir() { return dpem::cli_testing::ProcessScratchDir(); }
+
+// A deterministic 60 x 4 data set with two factors (no random generator: the
+// entries are fixed trigonometric values).
+Eigen::MatrixXd TestData() {
+  Eigen::MatrixXd x(60, 4);
+  for (int i = 0; i < 60; ++i) {
+    const double a = std::sin(0.7 * i + 0.3), b = std::cos(1.3 * i);
+    x.row(i) << a + 0.1 * std::sin(5.1 * i), 0.5 * a - b + 0.1 * std::cos(3.7 * i),
+        b + 0.1 * std::sin(2.9 * i + 1), 0.3 * a + 0.1 * std::cos(7.3 * i);
+  }
+  return x;
+}
+
+std::string WriteCsv(const std::string& name, const Eigen::MatrixXd& x) {
+  const std::string path = Dir() + name;
+  std::ofstream out(path);
+  out.precision(17);
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    for (Eigen::Index j = 0; j < x.cols(); ++j) out << (j ? "," : "") << x(i, j);
+    out << "\n";
+  }
+  return path;
+}
+
+std::string Fit(const std::string& flags, const std::string& model_name) {
+  const std::string data = WriteCsv("fa_data.csv", TestData());
+  const std::string model = Dir() + model_name;
+  const RunResult r = RunDpem("fit fa --input " + data + " --output " + model + " " + flags);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return model;
+}
+
+// The dense mean log-density of x under the model file's parameters.
+double DenseLogLikelihood(const json& model, const Eigen::MatrixXd& x) {
+  const json& p = model.at("parameters");
+  const Eigen::Index d = x.cols();
+  Eigen::MatrixXd c = Eigen::MatrixXd::Zero(d, d);
+  Eigen::VectorXd mu(d);
+  for (Eigen::Index i = 0; i < d; ++i) {
+    mu(i) = p.at("mean")[i].get<double>();
+    c(i, i) = p.at("noise_variances")[i].get<double>();
+  }
+  const json& w = p.at("loadings");
+  for (Eigen::Index i = 0; i < d; ++i) {
+    for (Eigen::Index j = 0; j < d; ++j) {
+      for (std::size_t k = 0; k < w[i].size(); ++k) {
+        c(i, j) += w[i][k].get<double>() * w[j][k].get<double>();
+      }
+    }
+  }
+  const Eigen::LLT<Eigen::MatrixXd> llt(c);
+  const Eigen::MatrixXd l = llt.matrixL();
+  double total = 0.0;
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    const Eigen::VectorXd r = x.row(i).transpose() - mu;
+    total += -0.5 * (d * std::log(2 * std::numbers::pi) +
+                     2.0 * l.diagonal().array().log().sum() + llt.matrixL().solve(r).squaredNorm());
+  }
+  return total / static_cast<double>(x.rows());
+}
+
+TEST(FaCliTest, NonPrivateFitScoresAsTheDenseGaussian) {
+  const std::string model = Fit("--factors 2 --epsilon inf --iterations 200", "fa_np.json");
+  const json m = json::parse(ReadFile(model));
+  EXPECT_EQ(m.at("format"), "dpem-fa");
+  EXPECT_FALSE(m.at("privacy").at("private").get<bool>());
+  const RunResult r =
+      RunDpem("score --json --model " + model + " --input " + Dir() + "fa_data.csv");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json score = json::parse(r.out);
+  EXPECT_EQ(score.at("n"), 60);
+  EXPECT_NEAR(score.at("mean_log_likelihood").get<double>(), DenseLogLikelihood(m, TestData()),
+              1e-9);
+}
+
+TEST(FaCliTest, PrivateFitRecordsOneReleaseWithinTheBudget) {
+  const std::string model = Fit(
+      "--factors 1 --epsilon 0.5 --delta 1e-5 --data-norm 3 --data-center 0,0,0,0 --seed 4 "
+      "--quiet",
+      "fa_p.json");
+  const json privacy = json::parse(ReadFile(model)).at("privacy");
+  EXPECT_TRUE(privacy.at("private").get<bool>());
+  EXPECT_LE(privacy.at("epsilon").get<double>(), 0.5);
+  EXPECT_EQ(privacy.at("releases").size(), 1u);
+  EXPECT_EQ(privacy.at("neighbour_relation"), "replace-one");
+}
+
+TEST(FaCliTest, TransformAndSampleWriteTheRightShapes) {
+  const std::string model = Fit("--factors 2 --epsilon inf --iterations 50", "fa_ts.json");
+  const std::string z = Dir() + "fa_z.csv";
+  RunResult r = RunDpem("transform --model " + model + " --input " + Dir() + "fa_data.csv" +
+                        " --output " + z);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string zs = ReadFile(z);
+  EXPECT_EQ(CountLines(zs), 60);
+  EXPECT_EQ(std::count(zs.begin(), zs.begin() + zs.find('\n'), ','), 1);
+  const std::string s = Dir() + "fa_s.csv";
+  r = RunDpem("sample --model " + model + " -n 7 --seed 2 --output " + s);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string ss = ReadFile(s);
+  EXPECT_EQ(CountLines(ss), 7);
+  EXPECT_EQ(std::count(ss.begin(), ss.begin() + ss.find('\n'), ','), 3);
+}
+
+// Each bad invocation: exit 2, exactly one line on stderr naming the problem.
+void ExpectUsageError(const std::string& args, const std::string& needle) {
+  const RunResult r = RunDpem(args);
+  EXPECT_EQ(r.exit_code, 2) << args;
+  EXPECT_EQ(CountLines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+}
+
+TEST(FaCliTest, RejectsBadFlagsAndData) {
+  const std::string data = WriteCsv("fa_bad_src.csv", TestData());
+  const std::string out = " --output " + Dir() + "fa_bad.json";
+  const std::string base = "fit fa --input " + data + out;
+  ExpectUsageError(base + " --factors 5 --epsilon inf", "--factors");
+  ExpectUsageError(base + " --factors 0 --epsilon inf", "--factors");
+  ExpectUsageError(base + " --factors 1 --epsilon 1 --delta 1e-5", "--data-norm");
+  ExpectUsageError(base + " --factors 1 --epsilon -1 --delta 1e-5 --data-norm 1", "--epsilon");
+  ExpectUsageError(base + " --factors 1 --epsilon 1 --delta 2 --data-norm 1", "--delta");
+  ExpectUsageError(base + " --factors 1 --epsilon 1 --delta 1e-5 --data-norm 0", "--data-norm");
+  ExpectUsageError(base + " --factors 1 --epsilon 1 --delta 1e-5 --data-norm 1 --data-center 0,0",
+                   "centre");
+  Eigen::MatrixXd nan_data = TestData();
+  nan_data(5, 1) = std::nan("");
+  const std::string nan_path = WriteCsv("fa_nan.csv", nan_data);
+  ExpectUsageError("fit fa --input " + nan_path + out + " --factors 1 --epsilon inf", "fa_nan");
+  EXPECT_FALSE(std::filesystem::exists(Dir() + "fa_bad.json"));
+}
+
+TEST(FaCliTest, ScoreRejectsDataOfTheWrongWidth) {
+  const std::string model = Fit("--factors 1 --epsilon inf --iterations 10", "fa_w.json");
+  const std::string narrow = WriteCsv("fa_narrow.csv", TestData().leftCols(3));
+  ExpectUsageError("score --model " + model + " --input " + narrow, "columns");
+}
+
+}  // namespace
