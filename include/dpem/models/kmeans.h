@@ -1,0 +1,233 @@
+// k-means (Lloyd's algorithm with hard assignments) and its differentially
+// private variants: the "k-means mode" of park2016 (Sec. 6, CDPlap / CDPgau)
+// and park2017 (Sec. 7), and the DPLloyd baseline of Su, Cao, Li, Bertino and
+// Jin (CODASPY 2016) with linear and with zCDP composition. docs/kmeans.md
+// derives every sensitivity below and reports the Gowalla experiment.
+//
+// Privacy model (docs/privacy.md): neighbours differ by REPLACING one record
+// (N is public); records are clipped to the public ball ||x - c|| <= R and
+// mapped to the unit ball (data/domain.h). Each iteration assigns every record
+// to its nearest current centre (a function of earlier RELEASED values only),
+// accumulates the K counts n_k and K sums S_k, releases them with noise, and
+// sets mu_k = S~_k / n~_k (post-processing). Exactly J releases per fit.
+//
+// Sensitivities of one iteration's (counts, sums) under replace-one, unit
+// ball, hard (or any) assignments -- a record moves from cluster i to j (or
+// stays in i and moves in space):
+//   counts + sums jointly, L2, equal noise on every coordinate:
+//     max(sqrt(1 + 1 + ||x||^2 + ||x'||^2), ||x - x'||) <= max(2, 2) = 2;
+//   counts + sums jointly, L1: max(2 + ||x||_1 + ||x'||_1, ||x - x'||_1)
+//     <= 2 + 2 sqrt(d)   (||x||_1 <= sqrt(d) ||x||_2);
+//   counts alone, L1: 2;   sums alone, L1: 2 sqrt(d).
+//
+// Thread safety: the functions are pure (FitKmeans advances the Generator it
+// is given); distinct calls may run concurrently on distinct Generators.
+#ifndef DPEM_MODELS_KMEANS_H_
+#define DPEM_MODELS_KMEANS_H_
+
+#include <Eigen/Core>
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dpem/accounting/accountant.h"
+#include "dpem/accounting/ledger.h"
+#include "dpem/data/domain.h"
+#include "dpem/data/matrix.h"
+#include "dpem/random/generator.h"
+#include "dpem/status.h"
+
+namespace dpem {
+
+// ---------------------------------------------------------------------------
+// The non-private core: nearest centres, additive statistics, NICV.
+
+// Sufficient statistics of one assignment pass over some records. They add
+// across disjoint blocks of rows (Add), so a pass can be split over threads
+// or machines. `sse` is the sum over records of the squared distance to the
+// nearest centre; like the exact counts it is NOT private and must never be
+// released (FitKmeans drops it before any output).
+struct KmeansStatistics {
+  Eigen::VectorXd counts;  // K: records assigned to each centre.
+  Eigen::MatrixXd sums;    // K x d: sum of the records assigned to each centre.
+  double sse = 0.0;        // sum_i min_k ||x_i - mu_k||^2.
+  Eigen::Index n = 0;      // Records accumulated.
+
+  // Zero statistics for K centres in d dimensions.
+  static KmeansStatistics Zero(Eigen::Index components, Eigen::Index dimension);
+  // Adds the statistics of a disjoint block; InvalidArgument (this unchanged)
+  // if the shapes differ.
+  Status Add(const KmeansStatistics& other);
+};
+
+// Precomputed centres for the nearest-centre kernel
+// ||x - mu||^2 = ||x||^2 - 2 x . mu + ||mu||^2, evaluated for a whole block
+// of rows by one matrix product.
+class NearestCentre {
+ public:
+  // InvalidArgument unless `centres` (K x d) is non-empty and finite.
+  static StatusOr<NearestCentre> Create(const Eigen::MatrixXd& centres);
+
+  // For each row of `block` (rows x d, finite): the index of the nearest
+  // centre (ties: the lowest index) into `labels`, and its squared distance
+  // (clamped at 0 against rounding) into `distances`, both resized. `scratch`
+  // is reused across calls to avoid allocation.
+  void Assign(const Eigen::Ref<const DataMatrix>& block, Eigen::VectorXi& labels,
+              Eigen::VectorXd& distances, Eigen::MatrixXd& scratch) const;
+
+  // Accumulates the block's counts, sums and sse into `stats` (which must be
+  // Zero(K, d)-shaped): the per-block kernel of ComputeKmeansStatistics.
+  void Accumulate(const Eigen::Ref<const DataMatrix>& block, KmeansStatistics& stats,
+                  Eigen::MatrixXd& scratch) const;
+
+  Eigen::Index components() const { return centres_.rows(); }
+  Eigen::Index dimension() const { return centres_.cols(); }
+
+ private:
+  NearestCentre() = default;
+  Eigen::MatrixXd centres_;               // K x d.
+  Eigen::RowVectorXd half_squared_norms_;  // 1 x K: ||mu_k||^2 / 2.
+};
+
+// One assignment pass over `x` (N x d) in blocks of kEStepChunkRows rows
+// (models/gmm.h). InvalidArgument on mismatched or non-finite input.
+StatusOr<KmeansStatistics> ComputeKmeansStatistics(const Eigen::MatrixXd& centres,
+                                                   const DataMatrix& x);
+
+// The normalised intra-cluster variance of `x` under `centres`:
+//   NICV = (1/N) sum_i min_k ||x_i - mu_k||^2
+// (Su et al. 2016's utility measure; park2016 Fig. 3 and park2017 Fig. 4 plot
+// it without defining it, and the authors' code NICV.m computes exactly this).
+// Translation invariant; computed on x - shift (e.g. the domain centre) to
+// limit cancellation. `shift` may be empty. Requires N >= 1.
+StatusOr<double> Nicv(const Eigen::MatrixXd& centres, const DataMatrix& x,
+                      const Eigen::VectorXd& shift = Eigen::VectorXd());
+
+// The index (0-based) of each record's nearest centre.
+StatusOr<Eigen::VectorXi> NearestCentreLabels(const Eigen::MatrixXd& centres,
+                                              const DataMatrix& x);
+
+// ---------------------------------------------------------------------------
+// The private fit.
+
+// Which mechanism releases each iteration's (counts, sums), and how the
+// releases are composed:
+//   kCdpGauss:    all counts and sums as ONE Gaussian vector, equal noise on
+//                 every coordinate, L2 sensitivity 2 (see the file comment);
+//                 accountant: options.accountant (default rdp).
+//   kCdpLaplace:  counts (L1 2) and sums (L1 2 sqrt(d)) as two Laplace
+//                 releases with equal scale; accountant: options.accountant.
+//   kDplloyd:     Su et al.'s DPLloyd exactly as published: Laplace of equal
+//                 scale on every count and sum coordinate, budget eps/J per
+//                 iteration by linear composition, scale Delta_1 J / eps with
+//                 Delta_1 = 2 + 2 sqrt(d) for dpem's domain and neighbours
+//                 (the paper's d + 1 is for add/remove in [-1, 1]^d). Pure
+//                 eps-DP: delta is not used.
+//   kDplloydZcdp: the same release, composed by zCDP with the papers'
+//                 conversion (park2017 Sec. 7).
+enum class KmeansMethod { kCdpGauss, kCdpLaplace, kDplloyd, kDplloydZcdp };
+// "cdp-gauss", "cdp-laplace", "dplloyd", "dplloyd-zcdp".
+std::string_view KmeansMethodName(KmeansMethod method);
+// The inverse; InvalidArgument listing the accepted names otherwise.
+StatusOr<KmeansMethod> ParseKmeansMethod(std::string_view name);
+// True for the methods that need a delta (Gaussian noise or zCDP).
+bool KmeansMethodNeedsDelta(KmeansMethod method);
+
+// L2 sensitivity of the joint (counts, sums) vector, equal noise per
+// coordinate: max(sqrt(2 + 2), 2) = 2.
+inline constexpr double kKmeansJointL2Sensitivity = 2.0;
+// L1 sensitivity of the K counts: 2.
+inline constexpr double kKmeansCountsL1Sensitivity = 2.0;
+// L1 sensitivity of the K x d sums: 2 sqrt(d).
+double KmeansSumsL1Sensitivity(Eigen::Index dimension);
+// L1 sensitivity of the joint (counts, sums) vector: 2 + 2 sqrt(d).
+double KmeansJointL1Sensitivity(Eigen::Index dimension);
+
+// DPLloyd's noise multiplier is J / eps, raised by this relative margin so
+// that the accountant's conservative rounding (a relative 1e-12 plus an ulp)
+// still certifies at most the target epsilon.
+inline constexpr double kDplloydRoundingMargin = 1e-9;
+
+// What one iteration reports to a progress callback: no data-dependent value
+// of a private fit.
+struct KmeansIterationReport {
+  int iteration = 0;  // 1-based.
+  int iterations = 0;
+  // NICV (unit-ball units) of the centres used in this iteration; only for
+  // non-private fits (NaN for private ones).
+  double nicv = std::numeric_limits<double>::quiet_NaN();
+};
+
+struct KmeansFitOptions {
+  // K >= 1 (<= N) and J >= 1: no defaults.
+  int components = 0;
+  int iterations = 0;
+  KmeansMethod method = KmeansMethod::kCdpGauss;
+  // Total privacy. No defaults; epsilon = +infinity runs plain Lloyd with the
+  // same code and no releases. delta in (0, 1) is required by
+  // KmeansMethodNeedsDelta methods and ignored by kDplloyd.
+  double epsilon = std::numeric_limits<double>::quiet_NaN();
+  double delta = std::numeric_limits<double>::quiet_NaN();
+  // The public domain (R has no default; data/domain.h).
+  DataDomain domain;
+  // Accountant of kCdpGauss and kCdpLaplace (the DPLloyd methods fix theirs:
+  // linear, zcdp).
+  AccountantKind accountant = kDefaultAccountant;
+  // Empty-cluster rule: a centre whose noisy count is below
+  //   max(min_cluster_count, standard deviation of one sum coordinate's noise)
+  // keeps its previous position (its noisy mean would be mostly noise). The
+  // rule reads released counts and public noise scales only. > 0.
+  double min_cluster_count = 1.0;
+  // Optional public initial centres in ORIGINAL units (K x d), e.g. to start
+  // several methods from the same centres; empty: drawn uniformly in the
+  // domain's ball from the generator, independent of the data.
+  Eigen::MatrixXd initial_centres;
+  // Called after each iteration, if set.
+  std::function<void(const KmeansIterationReport&)> progress;
+
+  bool IsPrivate() const { return epsilon != std::numeric_limits<double>::infinity(); }
+  // The accountant that certifies this method's ledger.
+  AccountantKind EffectiveAccountant() const;
+  // Checks everything that does not need the data.
+  Status Validate() const;
+};
+
+// The privacy guarantee of a k-means fit, as recorded in model files.
+struct KmeansGuarantee {
+  bool is_private = false;
+  double target_epsilon = 0.0;
+  double target_delta = 0.0;  // 0 for kDplloyd (pure DP).
+  double epsilon = 0.0;       // Certified by `accountant` for `ledger`.
+  double delta = 0.0;
+  AccountantKind accountant = kDefaultAccountant;
+  // Noise scale / sensitivity of each release kind of one iteration.
+  std::vector<double> noise_multipliers;
+  PrivacyLedger ledger;
+  bool guarantee_void = false;
+  std::vector<std::string> void_reasons;
+};
+
+struct KmeansFit {
+  Eigen::MatrixXd centres;  // K x d, ORIGINAL units.
+  DataDomain domain;
+  KmeansMethod method = KmeansMethod::kCdpGauss;
+  KmeansGuarantee guarantee;
+  Eigen::Index n = 0;  // Public under replace-one.
+  int iterations = 0;
+  std::optional<std::uint64_t> seed;
+};
+
+// Fits K centres to `x` (original units). Requires options.Validate() OK,
+// N >= K, finite data whose columns match the domain centre and the initial
+// centres.
+StatusOr<KmeansFit> FitKmeans(const DataMatrix& x, const KmeansFitOptions& options,
+                              Generator& gen);
+
+}  // namespace dpem
+
+#endif  // DPEM_MODELS_KMEANS_H_

@@ -1,0 +1,332 @@
+// The (private) k-means fit: see dpem/models/kmeans.h and docs/kmeans.md.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "dpem/accounting/calibration.h"
+#include "dpem/mechanisms/additive_noise.h"
+#include "dpem/models/kmeans.h"
+#include "dpem/random/samplers.h"
+
+namespace dpem {
+namespace {
+
+constexpr KmeansMethod kAllMethods[] = {KmeansMethod::kCdpGauss, KmeansMethod::kCdpLaplace,
+                                        KmeansMethod::kDplloyd, KmeansMethod::kDplloydZcdp};
+
+// Linear composition of Laplace releases does not depend on delta (each is
+// (1/z, 0)-DP); ComputeEpsilon still needs some delta in (0, 1).
+constexpr double kDeltaUnusedByPureDp = 0.5;
+
+// How one iteration releases its statistics.
+struct KmeansPlan {
+  KmeansMethod method = KmeansMethod::kCdpGauss;
+  // Noise multiplier of each release kind, in pattern order (one kind for
+  // the joint releases, counts then sums for kCdpLaplace).
+  std::vector<double> multipliers;
+  int releases_per_iteration = 1;
+  double sensitivity_joint = 0.0;  // Joint releases: L2 (Gaussian) or L1.
+
+  // Standard deviation of the noise on one coordinate of a sum.
+  double SumsNoiseStddev(Eigen::Index d) const {
+    if (method == KmeansMethod::kCdpGauss) return multipliers[0] * sensitivity_joint;
+    const double b = method == KmeansMethod::kCdpLaplace
+                         ? multipliers[1] * KmeansSumsL1Sensitivity(d)
+                         : multipliers[0] * sensitivity_joint;
+    return std::sqrt(2.0) * b;  // Laplace(b) has variance 2 b^2.
+  }
+};
+
+std::string IterationLabel(int iteration, const std::string& what) {
+  return "iteration " + std::to_string(iteration) + " / " + what;
+}
+
+// cdp-laplace: equal Laplace scale b on counts and sums, i.e. noise
+// multipliers in the ratio of the inverse sensitivities: counts sqrt(d),
+// sums 1 (times 1/eps_i). At a fixed zCDP cost ((2/b_n)^2 + (2 sqrt(d)/b_1)^2)/2
+// the centre's noise d b_1^2 + ||mu||^2 b_n^2 is smallest at
+// b_n = b_1 / ||mu||^(1/2); equal scales are optimal for the worst case
+// ||mu|| = 1 (docs/kmeans.md).
+ReleasePattern LaplacePattern(Eigen::Index d) {
+  return {"kmeans-laplace",
+          {{MechanismKind::kLaplace, 1, std::sqrt(static_cast<double>(d)), "counts"},
+           {MechanismKind::kLaplace, 1, 1.0, "sums"}}};
+}
+
+StatusOr<KmeansPlan> MakePlan(const KmeansFitOptions& o, Eigen::Index d) {
+  KmeansPlan plan;
+  plan.method = o.method;
+  if (o.method == KmeansMethod::kDplloyd) {
+    // Su et al. 2016 (DPLloyd): each of the J iterations gets eps/J (linear
+    // composition), noise Lap(Delta_1 J / eps) on every count and sum
+    // coordinate (park2016 Sec. 6: Lap((d+1)J/eps) for their domain).
+    plan.sensitivity_joint = KmeansJointL1Sensitivity(d);
+    plan.multipliers = {static_cast<double>(o.iterations) / o.epsilon *
+                        (1.0 + kDplloydRoundingMargin)};
+    return plan;
+  }
+  CalibrationOptions c;
+  c.epsilon = o.epsilon;
+  c.delta = o.delta;
+  c.iterations = o.iterations;
+  c.accountant = o.EffectiveAccountant();
+  if (o.method == KmeansMethod::kCdpLaplace) {
+    c.pattern = LaplacePattern(d);
+    plan.releases_per_iteration = 2;
+  } else {
+    const MechanismKind m = o.method == KmeansMethod::kCdpGauss ? MechanismKind::kGaussian
+                                                                : MechanismKind::kLaplace;
+    c.pattern = {"kmeans-joint", {{m, 1, 1.0, "counts and sums"}}};
+    plan.sensitivity_joint = o.method == KmeansMethod::kCdpGauss
+                                 ? kKmeansJointL2Sensitivity
+                                 : KmeansJointL1Sensitivity(d);
+  }
+  DPEM_ASSIGN_OR_RETURN(const CalibrationResult cal, Calibrate(c));
+  plan.multipliers = cal.noise_multipliers;
+  return plan;
+}
+
+// Releases (counts, sums) as one vector [counts; sums row by row].
+Status ReleaseJoint(KmeansStatistics& s, const NoiseSpec& spec, Generator& gen,
+                    PrivacyLedger& ledger) {
+  const Eigen::Index k = s.counts.size(), d = s.sums.cols();
+  Eigen::VectorXd v(k + k * d);
+  v.head(k) = s.counts;
+  for (Eigen::Index c = 0; c < k; ++c) v.segment(k + c * d, d) = s.sums.row(c).transpose();
+  DPEM_RETURN_IF_ERROR(ReleaseVector(v, spec, gen, ledger));
+  s.counts = v.head(k);
+  for (Eigen::Index c = 0; c < k; ++c) s.sums.row(c) = v.segment(k + c * d, d).transpose();
+  return OkStatus();
+}
+
+// Replaces the exact statistics by their release; drops the exact sse.
+Status Privatize(KmeansStatistics& s, const KmeansPlan& plan, int it, Generator& gen,
+                 PrivacyLedger& ledger) {
+  s.sse = std::numeric_limits<double>::quiet_NaN();
+  if (plan.method == KmeansMethod::kCdpLaplace) {
+    const Eigen::Index d = s.sums.cols();
+    const NoiseSpec counts{MechanismKind::kLaplace, kKmeansCountsL1Sensitivity,
+                           plan.multipliers[0], IterationLabel(it, "counts")};
+    const NoiseSpec sums{MechanismKind::kLaplace, KmeansSumsL1Sensitivity(d),
+                         plan.multipliers[1], IterationLabel(it, "sums")};
+    DPEM_RETURN_IF_ERROR(ReleaseVector(s.counts, counts, gen, ledger));
+    return ReleaseMatrix(s.sums, sums, gen, ledger);
+  }
+  const MechanismKind m = plan.method == KmeansMethod::kCdpGauss ? MechanismKind::kGaussian
+                                                                 : MechanismKind::kLaplace;
+  return ReleaseJoint(s, {m, plan.sensitivity_joint, plan.multipliers[0],
+                          IterationLabel(it, "counts and sums")},
+                      gen, ledger);
+}
+
+// Post-processing: mu_k = S~_k / n~_k projected onto the unit ball (every
+// record lies in it, so every true centroid does), or the previous centre if
+// n~_k < threshold (the empty-cluster rule of KmeansFitOptions).
+void UpdateCentres(const KmeansStatistics& s, double threshold, Eigen::MatrixXd& centres) {
+  for (Eigen::Index c = 0; c < centres.rows(); ++c) {
+    if (!(s.counts(c) >= threshold)) continue;
+    Eigen::RowVectorXd mu = s.sums.row(c) / s.counts(c);
+    const double norm = mu.norm();
+    if (norm > 1.0) mu /= norm;
+    centres.row(c) = mu;
+  }
+}
+
+// Centres uniform in the unit ball (direction: a normalised Gaussian vector;
+// radius U^(1/d)), drawn from the generator only; or the caller's public
+// centres mapped to the unit ball and clipped to it.
+StatusOr<Eigen::MatrixXd> InitialCentres(const KmeansFitOptions& o, const DataDomain& domain,
+                                         Eigen::Index d, Generator& gen) {
+  if (o.initial_centres.size() != 0) {
+    DPEM_ASSIGN_OR_RETURN(const DataMatrix unit, MapToUnitBall(o.initial_centres, domain,
+                                                               nullptr));
+    return Eigen::MatrixXd(unit);
+  }
+  Eigen::MatrixXd centres(o.components, d);
+  for (int c = 0; c < o.components; ++c) {
+    DPEM_ASSIGN_OR_RETURN(const Eigen::VectorXd dir, SampleGaussianVector(gen, d, 1.0));
+    const double radius = std::pow(gen.UniformOpen01(), 1.0 / static_cast<double>(d));
+    const double norm = dir.norm();
+    centres.row(c) = (norm > 0 ? dir / norm : dir).transpose() * radius;
+  }
+  return centres;
+}
+
+// The domain of the fit. A non-private fit without a bound uses the data's
+// own largest norm (it claims no guarantee); a private fit given a
+// data-derived bound is marked void.
+StatusOr<DataDomain> ResolveDomain(const DataMatrix& x, const KmeansFitOptions& o,
+                                   KmeansGuarantee& g) {
+  DataDomain d = o.domain;
+  if (d.center.size() == 0) d.center = Eigen::VectorXd::Zero(x.cols());
+  if (d.center.size() != x.cols()) {
+    return InvalidArgumentError("the domain centre has " + std::to_string(d.center.size()) +
+                                " coordinates but the data has " + std::to_string(x.cols()) +
+                                " columns");
+  }
+  if ((d.from_data || !o.IsPrivate()) && !std::isfinite(d.data_norm)) {
+    const DataMatrix centred = x.rowwise() - d.center.transpose();
+    DPEM_ASSIGN_OR_RETURN(d.data_norm, DataNormFromData(centred));
+    d.from_data = true;
+  }
+  if (d.from_data && o.IsPrivate()) {
+    g.guarantee_void = true;
+    g.void_reasons.push_back(
+        "the data norm bound R was computed from the data, which reveals the largest record");
+  }
+  DPEM_RETURN_IF_ERROR(ValidateDomain(d));
+  return d;
+}
+
+Status ValidateFitData(const DataMatrix& x, const KmeansFitOptions& o) {
+  if (x.rows() == 0 || x.cols() == 0) return InvalidArgumentError("the data is empty");
+  if (x.rows() < o.components) {
+    return InvalidArgumentError("components K = " + std::to_string(o.components) +
+                                " exceeds the number of records N = " +
+                                std::to_string(x.rows()));
+  }
+  if (!x.allFinite()) return InvalidArgumentError("the data holds NaN or infinite values");
+  if (o.initial_centres.size() != 0 && o.initial_centres.cols() != x.cols()) {
+    return InvalidArgumentError("the initial centres have " +
+                                std::to_string(o.initial_centres.cols()) +
+                                " coordinates but the data has " + std::to_string(x.cols()) +
+                                " columns");
+  }
+  return OkStatus();
+}
+
+// Re-accounts the fit's own ledger: exactly the budgeted releases happened
+// and the accountant certifies at most the target.
+Status Reaccount(const KmeansFitOptions& o, const KmeansPlan& plan, KmeansGuarantee& g) {
+  const std::size_t expected =
+      static_cast<std::size_t>(o.iterations) * static_cast<std::size_t>(plan.releases_per_iteration);
+  if (g.ledger.size() != expected) {
+    return InternalError("the fit made " + std::to_string(g.ledger.size()) +
+                         " releases but budgeted " + std::to_string(expected));
+  }
+  const bool pure = o.method == KmeansMethod::kDplloyd;
+  DPEM_ASSIGN_OR_RETURN(g.epsilon, ComputeEpsilon(g.ledger, pure ? kDeltaUnusedByPureDp : o.delta,
+                                                  g.accountant));
+  if (g.epsilon > o.epsilon) {
+    return InternalError("the fit's releases cost more than the target epsilon");
+  }
+  return OkStatus();
+}
+
+KmeansGuarantee NewGuarantee(const KmeansFitOptions& o) {
+  KmeansGuarantee g;
+  g.is_private = o.IsPrivate();
+  g.target_epsilon = o.epsilon;
+  const bool pure = o.method == KmeansMethod::kDplloyd;
+  g.target_delta = pure ? 0.0 : o.delta;
+  g.delta = g.target_delta;
+  g.accountant = o.EffectiveAccountant();
+  return g;
+}
+
+// J Lloyd iterations on unit-ball data, releasing through `plan` if set.
+Status RunIterations(const DataMatrix& unit, const KmeansFitOptions& o, const KmeansPlan* plan,
+                     Generator& gen, Eigen::MatrixXd& centres, PrivacyLedger& ledger) {
+  const double threshold =
+      plan ? std::max(o.min_cluster_count, plan->SumsNoiseStddev(unit.cols()))
+           : o.min_cluster_count;
+  for (int it = 1; it <= o.iterations; ++it) {
+    DPEM_ASSIGN_OR_RETURN(KmeansStatistics s, ComputeKmeansStatistics(centres, unit));
+    KmeansIterationReport report{it, o.iterations, std::numeric_limits<double>::quiet_NaN()};
+    if (plan) {
+      DPEM_RETURN_IF_ERROR(Privatize(s, *plan, it, gen, ledger));
+    } else {
+      report.nicv = s.sse / static_cast<double>(unit.rows());
+    }
+    UpdateCentres(s, threshold, centres);
+    if (o.progress) o.progress(report);
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+std::string_view KmeansMethodName(KmeansMethod method) {
+  switch (method) {
+    case KmeansMethod::kCdpGauss: return "cdp-gauss";
+    case KmeansMethod::kCdpLaplace: return "cdp-laplace";
+    case KmeansMethod::kDplloyd: return "dplloyd";
+    case KmeansMethod::kDplloydZcdp: return "dplloyd-zcdp";
+  }
+  return "unknown";
+}
+
+StatusOr<KmeansMethod> ParseKmeansMethod(std::string_view name) {
+  for (KmeansMethod m : kAllMethods) {
+    if (name == KmeansMethodName(m)) return m;
+  }
+  return InvalidArgumentError("unknown k-means method '" + std::string(name) +
+                              "' (accepted: cdp-laplace, cdp-gauss, dplloyd, dplloyd-zcdp)");
+}
+
+bool KmeansMethodNeedsDelta(KmeansMethod method) { return method != KmeansMethod::kDplloyd; }
+
+double KmeansSumsL1Sensitivity(Eigen::Index dimension) {
+  return 2.0 * std::sqrt(static_cast<double>(dimension));
+}
+
+double KmeansJointL1Sensitivity(Eigen::Index dimension) {
+  return kKmeansCountsL1Sensitivity + KmeansSumsL1Sensitivity(dimension);
+}
+
+AccountantKind KmeansFitOptions::EffectiveAccountant() const {
+  if (method == KmeansMethod::kDplloyd) return AccountantKind::kLinear;
+  if (method == KmeansMethod::kDplloydZcdp) return AccountantKind::kZcdp;
+  return accountant;
+}
+
+Status KmeansFitOptions::Validate() const {
+  if (components < 1) return InvalidArgumentError("components K must be >= 1");
+  if (iterations < 1) return InvalidArgumentError("iterations J must be >= 1");
+  if (!(epsilon > 0.0)) {
+    return InvalidArgumentError("epsilon must be > 0 (or infinity for non-private Lloyd)");
+  }
+  if (!(min_cluster_count > 0.0 && std::isfinite(min_cluster_count))) {
+    return InvalidArgumentError("minimum cluster count must be finite and > 0");
+  }
+  if (initial_centres.size() != 0 &&
+      (initial_centres.rows() != components || !initial_centres.allFinite())) {
+    return InvalidArgumentError("initial centres must be K finite rows");
+  }
+  if (!IsPrivate()) return OkStatus();
+  if (KmeansMethodNeedsDelta(method) && !(delta > 0.0 && delta < 1.0)) {
+    return InvalidArgumentError("delta must be in (0, 1) for method " +
+                                std::string(KmeansMethodName(method)));
+  }
+  if (domain.from_data && !std::isfinite(domain.data_norm)) return OkStatus();
+  return ValidateDomain(domain);
+}
+
+StatusOr<KmeansFit> FitKmeans(const DataMatrix& x, const KmeansFitOptions& options,
+                              Generator& gen) {
+  DPEM_RETURN_IF_ERROR(options.Validate());
+  DPEM_RETURN_IF_ERROR(ValidateFitData(x, options));
+  KmeansFit fit;
+  fit.guarantee = NewGuarantee(options);
+  DPEM_ASSIGN_OR_RETURN(fit.domain, ResolveDomain(x, options, fit.guarantee));
+  DPEM_ASSIGN_OR_RETURN(const DataMatrix unit, MapToUnitBall(x, fit.domain, nullptr));
+  std::optional<KmeansPlan> plan;
+  if (options.IsPrivate()) {
+    DPEM_ASSIGN_OR_RETURN(plan, MakePlan(options, x.cols()));
+    fit.guarantee.noise_multipliers = plan->multipliers;
+  }
+  DPEM_ASSIGN_OR_RETURN(Eigen::MatrixXd centres,
+                        InitialCentres(options, fit.domain, x.cols(), gen));
+  DPEM_RETURN_IF_ERROR(RunIterations(unit, options, plan ? &*plan : nullptr, gen, centres,
+                                     fit.guarantee.ledger));
+  if (plan) DPEM_RETURN_IF_ERROR(Reaccount(options, *plan, fit.guarantee));
+  fit.centres = MapFromUnitBall(DataMatrix(centres), fit.domain);
+  fit.method = options.method;
+  fit.n = x.rows();
+  fit.iterations = options.iterations;
+  fit.seed = gen.seed();
+  return fit;
+}
+
+}  // namespace dpem
