@@ -1,0 +1,270 @@
+// The robust private mean estimator: see dpem/mechanisms/robust_mean.h.
+#include "dpem/mechanisms/robust_mean.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <numbers>
+#include <string>
+#include <utility>
+
+#include "dpem/accounting/analytic_gaussian.h"
+#include "dpem/random/samplers.h"
+
+namespace dpem {
+namespace {
+
+constexpr double kSqrt2 = std::numbers::sqrt2;
+constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1 / sqrt(2 pi)
+
+// Phi(-v), the standard normal upper tail at v, without cancellation.
+double UpperTail(double v) { return 0.5 * std::erfc(v / kSqrt2); }
+
+// Nodes and weights of n-point Gauss-Legendre quadrature on [-1, 1], by
+// Newton's method on the Legendre recurrence (Numerical Recipes' gauleg).
+template <int N>
+struct GaussLegendre {
+  std::array<double, N> node{};
+  std::array<double, N> weight{};
+  GaussLegendre() {
+    for (int i = 0; i < (N + 1) / 2; ++i) {
+      double z = std::cos(std::numbers::pi * (i + 0.75) / (N + 0.5));
+      double dp = 0.0;
+      for (int iter = 0; iter < 100; ++iter) {
+        double p1 = 1.0, p2 = 0.0;
+        for (int j = 1; j <= N; ++j) {
+          const double p3 = p2;
+          p2 = p1;
+          p1 = ((2.0 * j - 1.0) * z * p2 - (j - 1.0) * p3) / j;
+        }
+        dp = N * (z * p1 - p2) / (z * z - 1.0);
+        const double step = p1 / dp;
+        z -= step;
+        if (std::abs(step) < 1e-16) break;
+      }
+      node[i] = -z;
+      node[N - 1 - i] = z;
+      weight[i] = weight[N - 1 - i] = 2.0 / ((1.0 - z * z) * dp * dp);
+    }
+  }
+};
+
+const GaussLegendre<64>& Rule64() {
+  static const GaussLegendre<64> rule;
+  return rule;
+}
+
+// The middle part E[phi(U) 1{|U| <= sqrt 2}], U ~ N(a, b^2), by quadrature in
+// u over [-sqrt 2, sqrt 2]. Accurate when b is not small compared with the
+// interval or the Gaussian's mass there is negligible (the caller's regime).
+double MiddleByQuadrature(double a, double b) {
+  const GaussLegendre<64>& rule = Rule64();
+  double sum = 0.0;
+  for (int i = 0; i < 64; ++i) {
+    const double u = kSqrt2 * rule.node[i];
+    const double z = (u - a) / b;
+    sum += rule.weight[i] * (u - u * u * u / 6.0) * std::exp(-0.5 * z * z);
+  }
+  return sum * kSqrt2 * kInvSqrt2Pi / b;
+}
+
+double Clamp(double v) {
+  return std::clamp(v, -kCatoniGiuliniBound, kCatoniGiuliniBound);
+}
+
+}  // namespace
+
+double CatoniGiuliniPhi(double u) {
+  if (u > kSqrt2) return kCatoniGiuliniBound;
+  if (u < -kSqrt2) return -kCatoniGiuliniBound;
+  return u - u * u * u / 6.0;
+}
+
+// wang-dp-gradient-em Appendix D, term by term.
+double CatoniGiuliniCorrection(double a, double b) {
+  const double v_minus = (kSqrt2 - a) / b;
+  const double v_plus = (kSqrt2 + a) / b;
+  const double f_minus = UpperTail(v_minus);  // Phi(-V_-)
+  const double f_plus = UpperTail(v_plus);    // Phi(-V_+)
+  const double e_minus = std::exp(-0.5 * v_minus * v_minus);
+  const double e_plus = std::exp(-0.5 * v_plus * v_plus);
+  const double t1 = 2.0 * kSqrt2 / 3.0 * (f_minus - f_plus);
+  const double t2 = -(a - a * a * a / 6.0) * (f_minus + f_plus);
+  const double t3 = b * kInvSqrt2Pi * (1.0 - a * a / 2.0) * (e_plus - e_minus);
+  const double t4 =
+      a * b * b / 2.0 * (f_plus + f_minus + kInvSqrt2Pi * (v_plus * e_plus + v_minus * e_minus));
+  const double t5 = b * b * b / 6.0 * kInvSqrt2Pi *
+                    ((2.0 + v_minus * v_minus) * e_minus - (2.0 + v_plus * v_plus) * e_plus);
+  return t1 + t2 + t3 + t4 + t5;
+}
+
+// wang-dp-gradient-em eq. (12).
+double SmoothedTruncationClosedForm(double a, double b) {
+  return a * (1.0 - b * b / 2.0) - a * a * a / 6.0 + CatoniGiuliniCorrection(a, b);
+}
+
+double SmoothedTruncation(double a, double b) {
+  if (std::isnan(a) || std::isnan(b) || b < 0.0) return 0.0;
+  if (std::isinf(b)) return 0.0;  // An infinitely wide symmetric spread: mean 0.
+  if (std::isinf(a)) return a > 0 ? kCatoniGiuliniBound : -kCatoniGiuliniBound;
+  if (b == 0.0) return CatoniGiuliniPhi(a);
+  if (std::max(std::abs(a), b) <= kClosedFormLimit) {
+    return Clamp(SmoothedTruncationClosedForm(a, b));
+  }
+  // P(U > sqrt 2) - P(U < -sqrt 2) for U = a + b Z, each tail by erfc.
+  const double upper = UpperTail((kSqrt2 - a) / b);
+  const double lower = UpperTail((kSqrt2 + a) / b);
+  const double tails = kCatoniGiuliniBound * (upper - lower);
+  return Clamp(tails + MiddleByQuadrature(a, b));
+}
+
+double SmoothedTruncatedValue(double x, const RobustMeanParameters& p) {
+  if (std::isnan(x)) return 0.0;
+  const double root_beta = std::sqrt(p.beta);
+  const double a = x / p.scale;
+  const double b = std::abs(x) / (p.scale * root_beta);
+  if (!std::isfinite(a) || !std::isfinite(b)) {
+    // x infinite, or so large that x/s overflows: the limit along
+    // b/|a| = 1/sqrt(beta), sign(x) * bound * (1 - 2 Phi(-sqrt beta)).
+    const double limit = kCatoniGiuliniBound * std::erf(root_beta / kSqrt2);
+    return (x > 0 ? limit : -limit) * p.scale;
+  }
+  return p.scale * SmoothedTruncation(a, b);
+}
+
+namespace {
+Status ValidateParameters(const RobustMeanParameters& p) {
+  if (!(p.scale > 0.0 && std::isfinite(p.scale))) {
+    return InvalidArgumentError("the scale s must be finite and > 0");
+  }
+  if (!(p.beta > 0.0 && std::isfinite(p.beta))) {
+    return InvalidArgumentError("the smoothing beta must be finite and > 0");
+  }
+  return OkStatus();
+}
+}  // namespace
+
+StatusOr<double> RobustMean(const Eigen::Ref<const Eigen::VectorXd>& x,
+                            const RobustMeanParameters& p) {
+  DPEM_RETURN_IF_ERROR(ValidateParameters(p));
+  if (x.size() == 0) return InvalidArgumentError("the sample is empty");
+  double sum = 0.0;
+  for (Eigen::Index i = 0; i < x.size(); ++i) sum += SmoothedTruncatedValue(x(i), p);
+  return sum / static_cast<double>(x.size());
+}
+
+double RobustMeanSensitivity(double scale, double n) {
+  return 2.0 * kCatoniGiuliniBound * scale / n;
+}
+
+Status PrivateMeanOptions::Validate() const {
+  if (!(epsilon > 0.0 && std::isfinite(epsilon))) {
+    return InvalidArgumentError("epsilon must be finite and > 0");
+  }
+  if (!(delta > 0.0 && delta < std::exp(-1.0))) {
+    return InvalidArgumentError("delta must be in (0, 1/e) (the parameters use log^{1/4}(1/delta))");
+  }
+  if (!(tau > 0.0 && std::isfinite(tau))) {
+    return InvalidArgumentError("tau (the public bound on E x^2) must be finite and > 0");
+  }
+  if (!(zeta > 0.0 && zeta < std::exp(-1.0))) {
+    return InvalidArgumentError("zeta must be in (0, 1/e)");
+  }
+  if (calibration == RobustMeanCalibration::kClassic && epsilon >= 1.0) {
+    return InvalidArgumentError("the classical Gaussian calibration needs epsilon < 1");
+  }
+  return OkStatus();
+}
+
+namespace {
+// log(1/zeta) and log(1/delta), after checking the options and n.
+StatusOr<std::pair<double, double>> LogTerms(double n, const PrivateMeanOptions& o) {
+  DPEM_RETURN_IF_ERROR(o.Validate());
+  if (!(n >= 1.0)) return InvalidArgumentError("n must be >= 1");
+  return std::make_pair(std::log(1.0 / o.zeta), std::log(1.0 / o.delta));
+}
+}  // namespace
+
+// wang-dp-gradient-em Theorem 2.
+StatusOr<RobustMeanParameters> Theorem2Parameters(double n, const PrivateMeanOptions& o) {
+  DPEM_ASSIGN_OR_RETURN(const auto logs, LogTerms(n, o));
+  const auto [log_zeta, log_delta] = logs;
+  return RobustMeanParameters{
+      std::sqrt(n * o.epsilon * o.tau) / (log_zeta * std::pow(log_delta, 0.25)),
+      std::sqrt(log_zeta)};
+}
+
+// Appendix F, with the scale corrected as the header explains.
+StatusOr<RobustMeanParameters> LocalModelParameters(double n, const PrivateMeanOptions& o) {
+  DPEM_ASSIGN_OR_RETURN(const auto logs, LogTerms(n, o));
+  const auto [log_zeta, log_delta] = logs;
+  const double beta = std::sqrt(log_zeta);
+  return RobustMeanParameters{
+      std::sqrt(o.tau * o.epsilon * std::sqrt(n) / (beta * log_zeta * std::sqrt(log_delta))),
+      beta};
+}
+
+namespace {
+
+StatusOr<double> NoiseMultiplier(const PrivateMeanOptions& o) {
+  if (o.calibration == RobustMeanCalibration::kClassic) {
+    return ClassicGaussianNoiseMultiplier(o.epsilon, o.delta);
+  }
+  return CalibrateAnalyticGaussian(o.epsilon, o.delta);
+}
+
+Status CheckSample(const Eigen::Ref<const Eigen::VectorXd>& x) {
+  if (x.size() == 0) return InvalidArgumentError("the sample is empty");
+  if (x.hasNaN()) return InvalidArgumentError("the sample holds NaN");
+  return OkStatus();
+}
+
+// Records the release and certifies it by the exact Gaussian profile.
+Status Certify(double sensitivity, double sigma, const std::string& label,
+               PrivateMeanResult& r, double delta) {
+  DPEM_RETURN_IF_ERROR(r.ledger.Record({MechanismKind::kGaussian, sensitivity, sigma, label}));
+  DPEM_ASSIGN_OR_RETURN(r.epsilon, GaussianEpsilonForDelta(sigma / sensitivity, delta));
+  r.delta = delta;
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<PrivateMeanResult> PrivateRobustMean(const Eigen::Ref<const Eigen::VectorXd>& x,
+                                              const PrivateMeanOptions& o, Generator& gen) {
+  DPEM_RETURN_IF_ERROR(CheckSample(x));
+  const double n = static_cast<double>(x.size());
+  PrivateMeanResult r;
+  DPEM_ASSIGN_OR_RETURN(r.parameters, Theorem2Parameters(n, o));
+  DPEM_ASSIGN_OR_RETURN(const double z, NoiseMultiplier(o));
+  const double sensitivity = RobustMeanSensitivity(r.parameters.scale, n);
+  r.noise_stddev = z * sensitivity;
+  DPEM_ASSIGN_OR_RETURN(const double mean, RobustMean(x, r.parameters));
+  DPEM_ASSIGN_OR_RETURN(const double noise, SampleGaussian(gen, r.noise_stddev));
+  r.mean = mean + noise;
+  DPEM_RETURN_IF_ERROR(Certify(sensitivity, r.noise_stddev, "robust mean", r, o.delta));
+  return r;
+}
+
+StatusOr<PrivateMeanResult> LocalPrivateRobustMean(const Eigen::Ref<const Eigen::VectorXd>& x,
+                                                   const PrivateMeanOptions& o,
+                                                   Generator& gen) {
+  DPEM_RETURN_IF_ERROR(CheckSample(x));
+  const double n = static_cast<double>(x.size());
+  PrivateMeanResult r;
+  DPEM_ASSIGN_OR_RETURN(r.parameters, LocalModelParameters(n, o));
+  DPEM_ASSIGN_OR_RETURN(const double z, NoiseMultiplier(o));
+  const double sensitivity = 2.0 * kCatoniGiuliniBound * r.parameters.scale;
+  r.noise_stddev = z * sensitivity;
+  double sum = 0.0;
+  for (Eigen::Index i = 0; i < x.size(); ++i) {
+    DPEM_ASSIGN_OR_RETURN(const double noise, SampleGaussian(gen, r.noise_stddev));
+    sum += SmoothedTruncatedValue(x(i), r.parameters) + noise;  // record i's report
+  }
+  r.mean = sum / n;
+  DPEM_RETURN_IF_ERROR(
+      Certify(sensitivity, r.noise_stddev, "local report (one per record)", r, o.delta));
+  return r;
+}
+
+}  // namespace dpem

@@ -1,0 +1,201 @@
+// Tests of the robust mean estimator (wang-dp-gradient-em Sec. 4.2, App. D):
+// the closed form against independent numerical integration (Boost.Math
+// Gauss-Kronrod and Boost's normal CDF), the sensitivity bound by brute force,
+// and the parameter formulas written out again.
+#include "dpem/mechanisms/robust_mean.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <boost/math/distributions/normal.hpp>
+#include <boost/math/quadrature/gauss_kronrod.hpp>
+
+#include "dpem/accounting/analytic_gaussian.h"
+
+namespace dpem {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// E phi(a + b Z) by quadrature: the polynomial middle piece with adaptive
+// Gauss-Kronrod in z, the two flat tails from Boost's normal CDF.
+double ReferenceExpectation(double a, double b) {
+  const double r2 = std::sqrt(2.0);
+  const double z_lo = (-r2 - a) / b;
+  const double z_hi = (r2 - a) / b;
+  const boost::math::normal_distribution<double> normal(0.0, 1.0);
+  const double c = 2.0 * r2 / 3.0;
+  const double tails = c * boost::math::cdf(boost::math::complement(normal, z_hi)) -
+                       c * boost::math::cdf(normal, z_lo);
+  auto f = [&](double z) {
+    const double u = a + b * z;
+    return (u - u * u * u / 6.0) * std::exp(-0.5 * z * z) / std::sqrt(2.0 * M_PI);
+  };
+  // Integrate only where the Gaussian has mass (beyond 40 sd it is < 1e-340).
+  const double lo = std::max(z_lo, -40.0);
+  const double hi = std::min(z_hi, 40.0);
+  double middle = 0.0;
+  if (lo < hi) {
+    middle = boost::math::quadrature::gauss_kronrod<double, 61>::integrate(f, lo, hi, 15, 1e-15);
+  }
+  return tails + middle;
+}
+
+TEST(CatoniGiuliniPhiTest, PiecesAndBound) {
+  EXPECT_DOUBLE_EQ(CatoniGiuliniPhi(0.0), 0.0);
+  EXPECT_DOUBLE_EQ(CatoniGiuliniPhi(1.0), 1.0 - 1.0 / 6.0);
+  EXPECT_DOUBLE_EQ(CatoniGiuliniPhi(-1.0), -(1.0 - 1.0 / 6.0));
+  EXPECT_DOUBLE_EQ(CatoniGiuliniPhi(10.0), 2.0 * std::sqrt(2.0) / 3.0);
+  EXPECT_DOUBLE_EQ(CatoniGiuliniPhi(-10.0), -2.0 * std::sqrt(2.0) / 3.0);
+  // Continuous at +-sqrt(2): sqrt2 - 2 sqrt2 / 6 = 2 sqrt2 / 3.
+  EXPECT_NEAR(CatoniGiuliniPhi(std::sqrt(2.0)), kCatoniGiuliniBound, 1e-15);
+  EXPECT_DOUBLE_EQ(kCatoniGiuliniBound, 2.0 * std::sqrt(2.0) / 3.0);
+}
+
+TEST(CatoniGiuliniCorrectionTest, ClosedFormMatchesQuadratureOnGrid) {
+  int checked = 0;
+  for (double a = -5.0; a <= 5.0 + 1e-12; a += 0.25) {
+    for (double b : {0.02, 0.1, 0.25, 0.5, 0.8, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0}) {
+      const double reference = ReferenceExpectation(a, b);
+      // eq. (12): a (1 - b^2/2) - a^3/6 + C-hat.
+      const double closed = a * (1.0 - b * b / 2.0) - a * a * a / 6.0 +
+                            CatoniGiuliniCorrection(a, b);
+      EXPECT_NEAR(closed, reference, 1e-9) << "a = " << a << ", b = " << b;
+      EXPECT_NEAR(SmoothedTruncationClosedForm(a, b), reference, 1e-9);
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 41 * 11);
+}
+
+TEST(SmoothedTruncationTest, StableFormMatchesQuadratureOnWideGrid) {
+  for (double a : {-1e6, -300.0, -40.0, -9.0, -8.5, -7.0, -2.0, -0.3, 0.0, 0.7, 1.4, 3.0, 8.2,
+                   12.0, 100.0, 5e4, 1e8}) {
+    for (double b : {1e-3, 0.1, 1.0, 3.0, 7.9, 8.1, 20.0, 500.0, 1e5, 1e8}) {
+      const double value = SmoothedTruncation(a, b);
+      EXPECT_NEAR(value, ReferenceExpectation(a, b), 1e-9) << "a = " << a << ", b = " << b;
+      EXPECT_LE(std::abs(value), kCatoniGiuliniBound);
+    }
+  }
+}
+
+TEST(SmoothedTruncationTest, EdgeCases) {
+  EXPECT_DOUBLE_EQ(SmoothedTruncation(0.5, 0.0), CatoniGiuliniPhi(0.5));
+  EXPECT_DOUBLE_EQ(SmoothedTruncation(kInf, 2.0), kCatoniGiuliniBound);
+  EXPECT_DOUBLE_EQ(SmoothedTruncation(-kInf, 2.0), -kCatoniGiuliniBound);
+  EXPECT_EQ(SmoothedTruncation(kNaN, 1.0), 0.0);
+  EXPECT_EQ(SmoothedTruncation(1.0, kNaN), 0.0);
+  EXPECT_EQ(SmoothedTruncation(3.0, kInf), 0.0);
+}
+
+TEST(SmoothedTruncatedValueTest, InfinityIsTheLimitOfLargeValues) {
+  const RobustMeanParameters p{2.0, 1.7};
+  const double big = SmoothedTruncatedValue(1e300, p);
+  EXPECT_NEAR(SmoothedTruncatedValue(kInf, p), big, 1e-12);
+  EXPECT_NEAR(SmoothedTruncatedValue(-kInf, p), -big, 1e-12);
+  EXPECT_EQ(SmoothedTruncatedValue(kNaN, p), 0.0);
+  // psi(x) = s E phi(a + b Z) with a = x/s, b = |x|/(s sqrt beta).
+  const double x = 3.3;
+  EXPECT_NEAR(SmoothedTruncatedValue(x, p),
+              2.0 * ReferenceExpectation(x / 2.0, x / (2.0 * std::sqrt(1.7))), 1e-9);
+}
+
+// Replacing one record moves the mean by at most (4 sqrt 2/3) s / n, for any
+// values at all (brute force over extreme replacements).
+TEST(RobustMeanTest, ReplaceOneSensitivityHoldsForExtremeValues) {
+  const RobustMeanParameters p{0.7, 1.3};
+  std::vector<double> values = {-kInf, -1e300, -1e9, -55.0, -3.0, -1.0, -0.01, 0.0,
+                                0.3,   2.0,    9.0,  1e7,   1e300, kInf};
+  Eigen::VectorXd x(6);
+  x << 0.1, -2.0, 5.0, 0.3, 1.1, -0.4;
+  const double bound = RobustMeanSensitivity(p.scale, 6.0);
+  EXPECT_DOUBLE_EQ(bound, 4.0 * std::sqrt(2.0) / 3.0 * 0.7 / 6.0);
+  double largest = 0.0;
+  for (double u : values) {
+    for (double v : values) {
+      Eigen::VectorXd xu = x, xv = x;
+      xu(2) = u;
+      xv(2) = v;
+      const double diff = std::abs(*RobustMean(xu, p) - *RobustMean(xv, p));
+      EXPECT_LE(diff, bound) << u << " vs " << v;
+      largest = std::max(largest, diff);
+    }
+  }
+  // The bound is nearly attained: +-inf maps to bound * erf(sqrt(beta/2)).
+  EXPECT_GT(largest, 0.7 * bound);
+}
+
+TEST(RobustMeanTest, RejectsBadInput) {
+  Eigen::VectorXd empty(0);
+  EXPECT_FALSE(RobustMean(empty, {1.0, 1.0}).ok());
+  Eigen::VectorXd x = Eigen::VectorXd::Ones(3);
+  EXPECT_FALSE(RobustMean(x, {0.0, 1.0}).ok());
+  EXPECT_FALSE(RobustMean(x, {1.0, -1.0}).ok());
+}
+
+PrivateMeanOptions Options() {
+  PrivateMeanOptions o;
+  o.epsilon = 0.5;
+  o.delta = 1e-5;
+  o.tau = 4.0;
+  o.zeta = 0.05;
+  return o;
+}
+
+TEST(RobustMeanParametersTest, Theorem2AndLocalFormulas) {
+  const PrivateMeanOptions o = Options();
+  const double n = 1000.0;
+  const double lz = std::log(20.0), ld = std::log(1e5);
+  const RobustMeanParameters t2 = *Theorem2Parameters(n, o);
+  EXPECT_NEAR(t2.beta, std::sqrt(lz), 1e-14);
+  EXPECT_NEAR(t2.scale, std::sqrt(n * 0.5 * 4.0) / (lz * std::pow(ld, 0.25)), 1e-12);
+  const RobustMeanParameters local = *LocalModelParameters(n, o);
+  EXPECT_NEAR(local.beta, std::sqrt(lz), 1e-14);
+  EXPECT_NEAR(local.scale,
+              std::sqrt(4.0 * 0.5 * std::sqrt(n) / (std::sqrt(lz) * lz * std::sqrt(ld))), 1e-12);
+  PrivateMeanOptions bad = o;
+  bad.tau = kNaN;
+  EXPECT_FALSE(Theorem2Parameters(n, bad).ok());
+  bad = o;
+  bad.epsilon = kNaN;
+  EXPECT_FALSE(Theorem2Parameters(n, bad).ok());
+  bad = o;
+  bad.delta = 0.5;
+  EXPECT_FALSE(Theorem2Parameters(n, bad).ok());
+  bad = o;
+  bad.calibration = RobustMeanCalibration::kClassic;
+  bad.epsilon = 1.5;
+  EXPECT_FALSE(bad.Validate().ok());
+}
+
+TEST(PrivateRobustMeanTest, RecordsOneCalibratedRelease) {
+  Eigen::VectorXd x(500);
+  for (Eigen::Index i = 0; i < x.size(); ++i) x(i) = std::sin(0.37 * i) * 3.0;
+  const PrivateMeanOptions o = Options();
+  Generator gen = Generator::FromSeed(7);
+  const PrivateMeanResult r = *PrivateRobustMean(x, o, gen);
+  ASSERT_EQ(r.ledger.size(), 1u);
+  const double sens = 4.0 * std::sqrt(2.0) / 3.0 * r.parameters.scale / 500.0;
+  EXPECT_NEAR(r.ledger.releases()[0].sensitivity, sens, 1e-15);
+  const double z = *CalibrateAnalyticGaussian(0.5, 1e-5);
+  EXPECT_NEAR(r.noise_stddev, z * sens, 1e-12);
+  EXPECT_LE(r.epsilon, 0.5 * (1 + 1e-9));
+  EXPECT_GT(r.epsilon, 0.49);
+  EXPECT_TRUE(std::isfinite(r.mean));
+
+  Generator gen2 = Generator::FromSeed(7);
+  const PrivateMeanResult local = *LocalPrivateRobustMean(x, o, gen2);
+  EXPECT_NEAR(local.ledger.releases()[0].sensitivity,
+              4.0 * std::sqrt(2.0) / 3.0 * local.parameters.scale, 1e-14);
+  EXPECT_NEAR(local.noise_stddev, z * local.ledger.releases()[0].sensitivity, 1e-12);
+  Eigen::VectorXd with_nan = x;
+  with_nan(3) = kNaN;
+  EXPECT_FALSE(PrivateRobustMean(with_nan, o, gen).ok());
+}
+
+}  // namespace
+}  // namespace dpem

@@ -1,0 +1,251 @@
+// DP gradient EM (wang-dp-gradient-em Algorithms 1-3): see
+// dpem/models/gradient_em.h.
+#include "dpem/models/gradient_em.h"
+
+#include <cmath>
+#include <string>
+
+#include "dpem/accounting/calibration.h"
+#include "dpem/mechanisms/additive_noise.h"
+#include "dpem/random/samplers.h"
+
+namespace dpem {
+namespace {
+
+constexpr int kMaxIterations = 100000;
+
+bool UsesRobustMean(GradientEmMethod m) {
+  return m == GradientEmMethod::kDp || m == GradientEmMethod::kDpEm;
+}
+
+// eps~ = sqrt(log(1/delta) + eps) - sqrt(log(1/delta)) (Algorithm 2, line 1),
+// written without cancellation.
+double EpsilonTilde(double epsilon, double delta) {
+  const double l = std::log(1.0 / delta);
+  return epsilon / (std::sqrt(l + epsilon) + std::sqrt(l));
+}
+
+StatusOr<Eigen::VectorXd> InitialBeta(const GradientEmOptions& o, Eigen::Index d,
+                                      Generator& gen) {
+  if (o.initial.size() > 0) {
+    if (o.initial.size() != d || !o.initial.allFinite()) {
+      return InvalidArgumentError("the initial beta must have d = " + std::to_string(d) +
+                                  " finite coordinates");
+    }
+    return o.initial;
+  }
+  DPEM_ASSIGN_OR_RETURN(Eigen::VectorXd dir, SampleGaussianVector(gen, d, 1.0));
+  const double norm = dir.norm();
+  if (!(norm > 0.0)) dir = Eigen::VectorXd::Unit(d, 0);
+  return Eigen::VectorXd(dir / dir.norm() * o.init_norm);
+}
+
+// The per-iteration release: its L2 sensitivity and noise multiplier.
+struct NoisePlan {
+  double sensitivity = 0.0;
+  double multiplier = 0.0;
+  RobustMeanParameters robust;
+};
+
+StatusOr<double> CalibratedMultiplier(const GradientEmOptions& o) {
+  if (o.calibration == NoiseCalibrationRule::kPaperZcdp) {
+    return PaperNoiseMultiplier(o.iterations, o.epsilon, o.delta);
+  }
+  CalibrationOptions c;
+  c.epsilon = o.epsilon;
+  c.delta = o.delta;
+  c.iterations = o.iterations;
+  c.accountant = o.accountant;
+  c.pattern = {"gradient-em", {{MechanismKind::kGaussian, 1, 1.0, "gradient"}}};
+  DPEM_ASSIGN_OR_RETURN(const CalibrationResult cal, Calibrate(c));
+  return cal.noise_multipliers[0];
+}
+
+StatusOr<NoisePlan> MakeNoisePlan(const GradientEmOptions& o, double n, double d) {
+  NoisePlan plan;
+  DPEM_ASSIGN_OR_RETURN(plan.multiplier, CalibratedMultiplier(o));
+  if (UsesRobustMean(o.method)) {
+    DPEM_ASSIGN_OR_RETURN(plan.robust, Algorithm2Parameters(n, d, o));
+    if (!std::isnan(o.robust_scale)) plan.robust.scale = o.robust_scale;
+    // d coordinates, each moving by at most (4 sqrt 2/3) s / n.
+    plan.sensitivity = std::sqrt(d) * RobustMeanSensitivity(plan.robust.scale, n);
+  } else {
+    plan.sensitivity = 2.0 * o.clip / n;  // Replace-one: two clipped gradients.
+  }
+  return plan;
+}
+
+// Column j of `rows` through the robust estimator, for every j.
+Eigen::VectorXd RobustColumnMeans(const DataMatrix& rows, const RobustMeanParameters& p) {
+  Eigen::VectorXd out(rows.cols());
+  for (Eigen::Index j = 0; j < rows.cols(); ++j) {
+    double sum = 0.0;
+    for (Eigen::Index i = 0; i < rows.rows(); ++i) sum += SmoothedTruncatedValue(rows(i, j), p);
+    out(j) = sum / static_cast<double>(rows.rows());
+  }
+  return out;
+}
+
+// Algorithm 1, line 3: each gradient scaled to L2 norm at most C, averaged.
+Eigen::VectorXd ClippedMean(const DataMatrix& rows, double clip) {
+  Eigen::VectorXd sum = Eigen::VectorXd::Zero(rows.cols());
+  for (Eigen::Index i = 0; i < rows.rows(); ++i) {
+    // A gradient that overflowed carries no usable direction: it contributes
+    // 0 (any vector of norm <= C keeps the sensitivity), never NaN.
+    if (!rows.row(i).allFinite()) continue;
+    const double norm = rows.row(i).norm();
+    if (!std::isfinite(norm)) continue;
+    const double factor = norm > clip ? clip / norm : 1.0;
+    sum += factor * rows.row(i).transpose();
+  }
+  return sum / static_cast<double>(rows.rows());
+}
+
+// One iteration's statistic (before noise): the (robust, clipped or plain)
+// mean gradient, or for DP EM the robust mean of the EM maps.
+StatusOr<Eigen::VectorXd> IterationStatistic(const GradientEmData& data,
+                                             const Eigen::VectorXd& beta,
+                                             const GradientEmOptions& o, const NoisePlan& plan) {
+  if (o.method == GradientEmMethod::kDpEm) {
+    DPEM_ASSIGN_OR_RETURN(const DataMatrix f, PerRecordGmmEmMaps(data, beta, o.sigma));
+    return RobustColumnMeans(f, plan.robust);
+  }
+  DPEM_ASSIGN_OR_RETURN(const DataMatrix g, PerRecordGradients(data, beta, o.sigma));
+  switch (o.method) {
+    case GradientEmMethod::kDp: return RobustColumnMeans(g, plan.robust);
+    case GradientEmMethod::kClipped: return ClippedMean(g, o.clip);
+    default: return Eigen::VectorXd(g.colwise().mean().transpose());
+  }
+}
+
+Status Reaccount(const GradientEmOptions& o, GradientEmGuarantee& g) {
+  if (g.ledger.size() != static_cast<std::size_t>(o.iterations)) {
+    return InternalError("the fit made " + std::to_string(g.ledger.size()) +
+                         " releases but budgeted " + std::to_string(o.iterations));
+  }
+  DPEM_ASSIGN_OR_RETURN(g.epsilon, ComputeEpsilon(g.ledger, o.delta, o.accountant));
+  // The paper's calibration is exact in zCDP; allow the accountants' upward
+  // rounding (relative 1e-12) and nothing more.
+  if (g.epsilon > o.epsilon * (1.0 + 1e-9)) {
+    return FailedPreconditionError(
+        "the " + std::string(AccountantName(o.accountant)) + " accountant certifies epsilon = " +
+        std::to_string(g.epsilon) + " for this noise, above the target; choose another "
+        "accountant or the accountant calibration");
+  }
+  return OkStatus();
+}
+
+GradientEmGuarantee NewGuarantee(const GradientEmOptions& o, const NoisePlan& plan) {
+  GradientEmGuarantee g;
+  g.is_private = o.IsPrivate();
+  if (!g.is_private) return g;
+  g.target_epsilon = o.epsilon;
+  g.target_delta = o.delta;
+  g.delta = o.delta;
+  g.accountant = o.accountant;
+  g.calibration = o.calibration;
+  g.noise_multiplier = plan.multiplier;
+  g.sensitivity = plan.sensitivity;
+  g.noise_stddev = plan.multiplier * plan.sensitivity;
+  g.robust = plan.robust;
+  return g;
+}
+
+}  // namespace
+
+Status GradientEmOptions::Validate() const {
+  if (iterations < 1 || iterations > kMaxIterations) {
+    return InvalidArgumentError("iterations T must be in [1, 100000]");
+  }
+  if (!(step > 0.0 && std::isfinite(step))) return InvalidArgumentError("step must be finite and > 0");
+  if (!(sigma > 0.0 && std::isfinite(sigma))) {
+    return InvalidArgumentError("sigma (the model's public noise level) must be finite and > 0");
+  }
+  if (!(init_norm > 0.0 && std::isfinite(init_norm))) {
+    return InvalidArgumentError("init norm must be finite and > 0");
+  }
+  if (!IsPrivate()) return OkStatus();
+  if (!(epsilon > 0.0 && std::isfinite(epsilon))) {
+    return InvalidArgumentError("epsilon must be finite and > 0");
+  }
+  if (!(delta > 0.0 && delta < 1.0)) return InvalidArgumentError("delta must be in (0, 1)");
+  if (UsesRobustMean(method)) {
+    if (!(tau > 0.0 && std::isfinite(tau))) {
+      return InvalidArgumentError("tau (the public second-moment bound) must be finite and > 0");
+    }
+    if (!(zeta > 0.0 && zeta < 1.0)) return InvalidArgumentError("zeta must be in (0, 1)");
+    if (!std::isnan(robust_scale) && !(robust_scale > 0.0 && std::isfinite(robust_scale))) {
+      return InvalidArgumentError("the robust scale s must be finite and > 0");
+    }
+  }
+  if (method == GradientEmMethod::kClipped && !(clip > 0.0 && std::isfinite(clip))) {
+    return InvalidArgumentError("the clipping threshold C must be finite and > 0");
+  }
+  return OkStatus();
+}
+
+// Algorithm 2, line 1 (see the header on s).
+StatusOr<RobustMeanParameters> Algorithm2Parameters(double n, double d,
+                                                    const GradientEmOptions& o) {
+  if (!(n >= 1.0 && d >= 1.0)) return InvalidArgumentError("n and d must be >= 1");
+  RobustMeanParameters p;
+  p.beta = std::sqrt(std::log(d / o.zeta));
+  p.scale = std::sqrt(n * o.tau * EpsilonTilde(o.epsilon, o.delta)) / (2.0 * p.beta);
+  if (!(p.scale > 0.0 && std::isfinite(p.scale))) {
+    return InvalidArgumentError("the robust scale s is not finite and positive");
+  }
+  return p;
+}
+
+// Algorithm 2, line 3: sigma^2 = 16 s^2 d T / (9 n^2 eps~^2) over the L2
+// sensitivity^2 = 32 s^2 d / (9 n^2) gives z^2 = T / (2 eps~^2): each
+// iteration is eps~^2 / T-zCDP (Lemma 18), T of them eps~^2-zCDP.
+double PaperNoiseMultiplier(int iterations, double epsilon, double delta) {
+  return std::sqrt(static_cast<double>(iterations) / 2.0) / EpsilonTilde(epsilon, delta);
+}
+
+StatusOr<GradientEmFit> FitGradientEm(const GradientEmData& data,
+                                      const GradientEmOptions& options, Generator& gen) {
+  DPEM_RETURN_IF_ERROR(options.Validate());
+  DPEM_RETURN_IF_ERROR(data.Validate());
+  if (options.method == GradientEmMethod::kDpEm && data.model != GradientEmModel::kGmm) {
+    return InvalidArgumentError("DP EM (Algorithm 3) is defined for the GMM only");
+  }
+  const double n = static_cast<double>(data.n());
+  NoisePlan plan;
+  if (options.IsPrivate()) {
+    DPEM_ASSIGN_OR_RETURN(plan, MakeNoisePlan(options, n, static_cast<double>(data.d())));
+  }
+  GradientEmFit fit;
+  fit.guarantee = NewGuarantee(options, plan);
+  DPEM_ASSIGN_OR_RETURN(Eigen::VectorXd beta, InitialBeta(options, data.d(), gen));
+  fit.trajectory.push_back(beta);
+  for (int t = 1; t <= options.iterations; ++t) {
+    DPEM_ASSIGN_OR_RETURN(Eigen::VectorXd stat, IterationStatistic(data, beta, options, plan));
+    if (options.IsPrivate()) {
+      const NoiseSpec spec{MechanismKind::kGaussian, plan.sensitivity, plan.multiplier,
+                           "iteration " + std::to_string(t) + " / " +
+                               std::string(GradientEmMethodName(options.method))};
+      DPEM_RETURN_IF_ERROR(ReleaseVector(stat, spec, gen, fit.guarantee.ledger));
+    }
+    if (options.method == GradientEmMethod::kDpEm) {
+      beta = stat;  // Algorithm 3, line 5.
+    } else {
+      beta += options.step * stat;  // Algorithms 1 and 2: the gradient step.
+    }
+    fit.trajectory.push_back(beta);
+  }
+  if (options.IsPrivate()) {
+    DPEM_RETURN_IF_ERROR(Reaccount(options, fit.guarantee));
+    // What was recorded (a discrete release charges its rounding, so its
+    // sensitivity and noise are a little above the plan's).
+    const Release& last = fit.guarantee.ledger.releases().back();
+    fit.guarantee.sensitivity = last.sensitivity;
+    fit.guarantee.noise_stddev = last.noise_scale;
+  }
+  fit.beta = beta;
+  fit.seed = gen.seed();
+  return fit;
+}
+
+}  // namespace dpem

@@ -1,0 +1,161 @@
+// End-to-end tests of `dpem generate` and `dpem fit gradient-em`: the files
+// and JSON they produce, checked against what they must contain, and bad
+// flags or input that must end in exit code 2 with one line on stderr.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using dpem::cli_testing::CountLines;
+using dpem::cli_testing::ReadFile;
+using dpem::cli_testing::RunDpem;
+using dpem::cli_testing::RunResult;
+using nlohmann::json;
+
+const std::string& Dir() { return dpem::cli_testing::ProcessScratchDir(); }
+
+int CsvColumns(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  int commas = 0;
+  for (char c : line) commas += c == ',';
+  return commas + 1;
+}
+
+void ExpectBadInput(const std::string& args, const std::string& mentions) {
+  const RunResult r = RunDpem(args);
+  EXPECT_EQ(r.exit_code, 2) << args << " stderr: " << r.err;
+  EXPECT_TRUE(r.out.empty()) << args << " printed: " << r.out;
+  EXPECT_EQ(CountLines(r.err), 1) << args << " stderr: " << r.err;
+  EXPECT_NE(r.err.find(mentions), std::string::npos) << args << " stderr: " << r.err;
+}
+
+std::string Generate(const std::string& model, int n, int d, const std::string& extra = "") {
+  const std::string data = Dir() + model + ".csv";
+  const std::string truth = Dir() + model + ".json";
+  const RunResult r = RunDpem("generate --model " + model + " --n " + std::to_string(n) +
+                              " --d " + std::to_string(d) + " --snr 3 --seed 7 --output " +
+                              data + " --truth " + truth + " " + extra);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return data;
+}
+
+TEST(GenerateCliTest, WritesDataInTheDocumentedLayoutAndTheTruth) {
+  const std::string gmm = Generate("gmm", 50, 3);
+  EXPECT_EQ(CsvColumns(gmm), 3);
+  const std::string mrm = Generate("mrm", 50, 3);
+  EXPECT_EQ(CsvColumns(mrm), 4);
+  const std::string rmc = Generate("rmc", 50, 3, "--missing-prob 0.2");
+  EXPECT_EQ(CsvColumns(rmc), 7);
+  const json truth = json::parse(ReadFile(Dir() + "rmc.json"));
+  ASSERT_EQ(truth["beta"].size(), 3u);
+  double norm2 = 0.0;
+  for (double b : truth["beta"]) norm2 += b * b;
+  EXPECT_NEAR(std::sqrt(norm2), 3.0 * truth["sigma"].get<double>(), 1e-12);
+  // Same seed, same bytes.
+  const std::string first = ReadFile(gmm);
+  Generate("gmm", 50, 3);
+  EXPECT_EQ(ReadFile(gmm), first);
+}
+
+TEST(FitGradientEmCliTest, PrivateFitPrintsBetaAndItsLedger) {
+  const std::string data = Generate("gmm", 400, 2);
+  const RunResult r = RunDpem("fit gradient-em --model gmm --method dp --input " + data +
+                              " --epsilon 0.5 --delta 1e-3 --iterations 4 --sigma 1 --tau 10 "
+                              "--seed 3 --json --trajectory");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["beta"].size(), 2u);
+  EXPECT_EQ(j["trajectory"].size(), 5u);
+  const json& g = j["guarantee"];
+  EXPECT_EQ(g["neighbour_relation"], "replace-one");
+  EXPECT_EQ(g["releases"], 4);
+  EXPECT_EQ(g["ledger"].size(), 4u);
+  EXPECT_LE(g["epsilon"].get<double>(), 0.5);
+  // L2 sensitivity sqrt(d) (4 sqrt 2 / 3) s / n, s from the printed scale.
+  const double s = g["robust_scale"];
+  const double sens = std::sqrt(2.0) * 4.0 * std::sqrt(2.0) / 3.0 * s / 400.0;
+  EXPECT_GE(g["ledger"][0]["sensitivity"].get<double>(), sens);
+  EXPECT_LE(g["ledger"][0]["sensitivity"].get<double>(), sens * 1.0001);
+  // Reproducible with the seed.
+  const RunResult again = RunDpem("fit gradient-em --model gmm --method dp --input " + data +
+                                  " --epsilon 0.5 --delta 1e-3 --iterations 4 --sigma 1 "
+                                  "--tau 10 --seed 3 --json --trajectory");
+  EXPECT_EQ(again.out, r.out);
+}
+
+TEST(FitGradientEmCliTest, EveryMethodRuns) {
+  const std::string gmm = Generate("gmm", 300, 2);
+  const std::string common = " --epsilon 1 --delta 1e-3 --iterations 3 --sigma 1 --seed 1 --json";
+  for (const std::string m : {"dp --tau 10", "clipped --clip 1", "dp-em --tau 10"}) {
+    const RunResult r =
+        RunDpem("fit gradient-em --model gmm --input " + gmm + " --method " + m + common);
+    EXPECT_EQ(r.exit_code, 0) << m << ": " << r.err;
+  }
+  const RunResult np = RunDpem("fit gradient-em --model gmm --method nonprivate --input " + gmm +
+                               " --iterations 3 --sigma 1 --json");
+  ASSERT_EQ(np.exit_code, 0) << np.err;
+  EXPECT_FALSE(json::parse(np.out)["guarantee"]["private"].get<bool>());
+  const std::string rmc = Generate("rmc", 300, 2, "--missing-prob 0.1");
+  const RunResult r = RunDpem("fit gradient-em --model rmc --method dp --tau 20 --input " + rmc +
+                              common);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::string mrm = Generate("mrm", 300, 2);
+  const RunResult p = RunDpem("fit gradient-em --model mrm --method clipped --clip 1 "
+                              "--calibration paper --accountant zcdp --input " + mrm + common);
+  EXPECT_EQ(p.exit_code, 0) << p.err;
+}
+
+TEST(FitGradientEmCliTest, BadFlagsAndInputEndInOneLineAndExitTwo) {
+  const std::string gmm = Generate("gmm", 100, 2);
+  const std::string fit = "fit gradient-em --model gmm --input " + gmm + " --iterations 3 ";
+  ExpectBadInput(fit + "--sigma 1 --epsilon 1 --delta 1e-3", "--tau");
+  ExpectBadInput(fit + "--sigma 1 --method clipped --epsilon 1 --delta 1e-3", "--clip");
+  ExpectBadInput(fit + "--sigma 1 --tau 1 --delta 1e-3", "--epsilon");
+  ExpectBadInput(fit + "--sigma 1 --tau 1 --epsilon 1", "--delta");
+  ExpectBadInput(fit + "--sigma 1 --tau 1 --epsilon -1 --delta 1e-3", "--epsilon");
+  ExpectBadInput(fit + "--sigma 1 --tau 1 --epsilon 1 --delta 1.5", "--delta");
+  ExpectBadInput(fit + "--tau 1 --epsilon 1 --delta 1e-3", "--sigma");
+  ExpectBadInput(fit + "--sigma 1 --tau 1 --epsilon 1 --delta 1e-3 --method nope", "--method");
+  ExpectBadInput(fit + "--sigma 1 --tau 1 --epsilon 1 --delta 1e-3 --calibration x",
+                 "--calibration");
+  ExpectBadInput(fit + "--sigma 1 --tau 1 --epsilon 1 --delta 1e-3 --init 1,2,3", "d = 2");
+  ExpectBadInput(fit + "--sigma 1 --method nonprivate --epsilon 1", "nonprivate");
+  ExpectBadInput("fit gradient-em --model xyz --input " + gmm + " --iterations 3 --sigma 1",
+                 "--model");
+  ExpectBadInput("fit gradient-em --model gmm --method dp-em --input " + gmm +
+                     " --iterations 0 --sigma 1 --tau 1 --epsilon 1 --delta 1e-3",
+                 "--iterations");
+  ExpectBadInput("fit gradient-em --model rmc --input " + gmm +
+                     " --iterations 2 --sigma 1 --tau 1 --epsilon 1 --delta 1e-3",
+                 "rmc data");
+  ExpectBadInput("fit gradient-em --model gmm --input " + Dir() + "missing.csv" +
+                     " --iterations 2 --sigma 1 --tau 1 --epsilon 1 --delta 1e-3",
+                 "missing.csv");
+  const std::string out = " --output " + Dir() + "x.csv --truth " + Dir() + "x.json";
+  ExpectBadInput("generate --model gmm --n 0 --d 2 --snr 3" + out, "--n");
+  ExpectBadInput("generate --model gmm --n 10 --d 2 --snr -3" + out, "--snr");
+  ExpectBadInput("generate --model gmm --n 10 --d 2 --snr 3 --missing-prob 0.2" + out,
+                 "--missing-prob");
+  ExpectBadInput("generate --model rmc --n 10 --d 2 --snr 3 --missing-prob 1" + out,
+                 "--missing-prob");
+  ExpectBadInput("generate --model gmm --n 10 --d 2 --snr 3 --seed -4" + out, "--seed");
+  ExpectBadInput("generate --model gmm --n ten --d 2 --snr 3" + out, "--n");
+  ExpectBadInput("generate --model gmm --n 10 --d 2 --snr 3 --output " + Dir() +
+                     "nodir/x.csv --truth " + Dir() + "x.json",
+                 "nodir");
+  EXPECT_FALSE(fs::exists(Dir() + "x.csv"));
+}
+
+}  // namespace
