@@ -238,8 +238,12 @@ Eigen::VectorXd GmmDensityEvaluator::Responsibilities(
   Eigen::MatrixXd& r = *responsibilities;
   const Eigen::VectorXd row_max = r.rowwise().maxCoeff();
   for (Eigen::Index k = 0; k < r.cols(); ++k) {
-    const Eigen::ArrayXd shifted = (r.col(k) - row_max).array();
-    r.col(k).array() = (shifted < kLogSmallestNormal).select(0.0, shifted.exp());
+    r.col(k) -= row_max;
+    const Eigen::ArrayXd shifted = r.col(k).array();
+    r.col(k).array() = shifted.exp();
+    for (Eigen::Index i = 0; i < r.rows(); ++i) {
+      if (shifted(i) < kLogSmallestNormal) r(i, k) = 0.0;
+    }
   }
   const Eigen::VectorXd inverse_sum = r.rowwise().sum().cwiseInverse();
   for (Eigen::Index k = 0; k < r.cols(); ++k) r.col(k).array() *= inverse_sum.array();

@@ -42,7 +42,7 @@ struct EngineOptions {
 
 // Rows per block such that a block of `row_doubles` doubles of temporaries
 // per row is about kTargetBlockBytes: in [kMinBlockRows, kMaxBlockRows].
-inline constexpr Eigen::Index kTargetBlockBytes = 512 * 1024;
+inline constexpr Eigen::Index kTargetBlockBytes = 320 * 1024;
 inline constexpr Eigen::Index kMinBlockRows = 64;
 inline constexpr Eigen::Index kMaxBlockRows = 4096;
 Eigen::Index ChooseBlockRows(Eigen::Index row_doubles);
