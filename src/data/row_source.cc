@@ -1,5 +1,7 @@
 #include "dpem/data/row_source.h"
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -17,6 +19,9 @@ Status CheckMatrix(const DataMatrix& x) {
   }
   return OkStatus();
 }
+
+// Rows per block of ResolveFitDomain's scan.
+constexpr Eigen::Index kScanBlockRows = 4096;
 
 RowBlock ViewOf(const DataMatrix& x) { return RowBlock(x.data(), x.rows(), x.cols()); }
 
@@ -37,6 +42,36 @@ StatusOr<MatrixRowSource> MatrixRowSource::Own(DataMatrix x) {
 RowBlock MatrixRowSource::Block(Eigen::Index start, Eigen::Index count,
                                 DataMatrix& /*scratch*/) const {
   return RowBlock(view_.data() + start * view_.cols(), count, view_.cols());
+}
+
+StatusOr<DataDomain> ResolveFitDomain(const RowSource& x, DataDomain requested,
+                                      bool is_private, std::string* void_reason) {
+  DataDomain& d = requested;
+  if (d.center.size() == 0) d.center = Eigen::VectorXd::Zero(x.cols());
+  if (d.center.size() != x.cols()) {
+    return InvalidArgumentError("the domain centre has " + std::to_string(d.center.size()) +
+                                " coordinates but the data has " + std::to_string(x.cols()) +
+                                " columns");
+  }
+  if ((d.from_data || !is_private) && !std::isfinite(d.data_norm)) {
+    double largest = 0.0;
+    DataMatrix scratch;
+    for (Eigen::Index start = 0; start < x.rows(); start += kScanBlockRows) {
+      const Eigen::Index count = std::min(kScanBlockRows, x.rows() - start);
+      const DataMatrix centred = x.Block(start, count, scratch).rowwise() - d.center.transpose();
+      DPEM_ASSIGN_OR_RETURN(const double norm, DataNormFromData(centred));
+      largest = std::max(largest, norm);
+    }
+    d.data_norm = largest;
+    d.from_data = true;
+  }
+  if (d.from_data && is_private && void_reason != nullptr) {
+    *void_reason =
+        "the data norm bound R was computed from the data (--data-norm-from-data), which "
+        "reveals the largest record";
+  }
+  DPEM_RETURN_IF_ERROR(ValidateDomain(d));
+  return d;
 }
 
 }  // namespace dpem

@@ -7,36 +7,11 @@
 #include "dpem/accounting/analytic_gaussian.h"
 #include "dpem/mechanisms/analyze_gauss.h"
 #include "dpem/models/factor_analysis.h"
+#include "dpem/data/row_source.h"
 #include "models/factor_analysis_internal.h"
 
 namespace dpem {
 namespace {
-
-// The domain of the fit; mirrors FitGmm's rule: a non-private fit without a
-// bound uses the data's largest norm (it claims no guarantee).
-StatusOr<DataDomain> ResolveDomain(const DataMatrix& x, const FaFitOptions& o,
-                                   FaGuarantee& g) {
-  DataDomain d = o.domain;
-  if (d.center.size() == 0) d.center = Eigen::VectorXd::Zero(x.cols());
-  if (d.center.size() != x.cols()) {
-    return InvalidArgumentError("the domain centre has " + std::to_string(d.center.size()) +
-                                " coordinates but the data has " + std::to_string(x.cols()) +
-                                " columns");
-  }
-  if ((d.from_data || !o.IsPrivate()) && !std::isfinite(d.data_norm)) {
-    const DataMatrix centred = x.rowwise() - d.center.transpose();
-    DPEM_ASSIGN_OR_RETURN(d.data_norm, DataNormFromData(centred));
-    d.from_data = true;
-  }
-  if (d.from_data && o.IsPrivate()) {
-    g.guarantee_void = true;
-    g.void_reasons.push_back(
-        "the data norm bound R was computed from the data (--data-norm-from-data), which "
-        "reveals the largest record");
-  }
-  DPEM_RETURN_IF_ERROR(ValidateDomain(d));
-  return d;
-}
 
 // Releases T = sum u u^T through ReleaseFaSecondMoment, and certifies the
 // ledger's one release by the exact Gaussian profile (no composition).
@@ -124,7 +99,14 @@ StatusOr<FaFit> FitFactorAnalysis(const DataMatrix& x, const FaFitOptions& optio
   }
   FaFit fit;
   fit.guarantee = NewGuarantee(options);
-  DPEM_ASSIGN_OR_RETURN(fit.domain, ResolveDomain(x, options, fit.guarantee));
+  std::string void_reason;
+  DPEM_ASSIGN_OR_RETURN(const MatrixRowSource source, MatrixRowSource::Borrow(x));
+  DPEM_ASSIGN_OR_RETURN(fit.domain, ResolveFitDomain(source, options.domain,
+                                                     options.IsPrivate(), &void_reason));
+  if (!void_reason.empty()) {
+    fit.guarantee.guarantee_void = true;
+    fit.guarantee.void_reasons.push_back(void_reason);
+  }
   DPEM_ASSIGN_OR_RETURN(const DataMatrix unit, MapToUnitBall(x, fit.domain, nullptr));
   const double n = static_cast<double>(x.rows());
   FaParameters unit_params;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "dpem/accounting/calibration.h"
+#include "dpem/data/row_source.h"
 #include "dpem/mechanisms/additive_noise.h"
 #include "dpem/models/kmeans.h"
 #include "dpem/random/samplers.h"
@@ -153,32 +154,6 @@ StatusOr<Eigen::MatrixXd> InitialCentres(const KmeansFitOptions& o, const DataDo
   return centres;
 }
 
-// The domain of the fit. A non-private fit without a bound uses the data's
-// own largest norm (it claims no guarantee); a private fit given a
-// data-derived bound is marked void.
-StatusOr<DataDomain> ResolveDomain(const DataMatrix& x, const KmeansFitOptions& o,
-                                   KmeansGuarantee& g) {
-  DataDomain d = o.domain;
-  if (d.center.size() == 0) d.center = Eigen::VectorXd::Zero(x.cols());
-  if (d.center.size() != x.cols()) {
-    return InvalidArgumentError("the domain centre has " + std::to_string(d.center.size()) +
-                                " coordinates but the data has " + std::to_string(x.cols()) +
-                                " columns");
-  }
-  if ((d.from_data || !o.IsPrivate()) && !std::isfinite(d.data_norm)) {
-    const DataMatrix centred = x.rowwise() - d.center.transpose();
-    DPEM_ASSIGN_OR_RETURN(d.data_norm, DataNormFromData(centred));
-    d.from_data = true;
-  }
-  if (d.from_data && o.IsPrivate()) {
-    g.guarantee_void = true;
-    g.void_reasons.push_back(
-        "the data norm bound R was computed from the data, which reveals the largest record");
-  }
-  DPEM_RETURN_IF_ERROR(ValidateDomain(d));
-  return d;
-}
-
 Status ValidateFitData(const DataMatrix& x, const KmeansFitOptions& o) {
   if (x.rows() == 0 || x.cols() == 0) return InvalidArgumentError("the data is empty");
   if (x.rows() < o.components) {
@@ -309,7 +284,14 @@ StatusOr<KmeansFit> FitKmeans(const DataMatrix& x, const KmeansFitOptions& optio
   DPEM_RETURN_IF_ERROR(ValidateFitData(x, options));
   KmeansFit fit;
   fit.guarantee = NewGuarantee(options);
-  DPEM_ASSIGN_OR_RETURN(fit.domain, ResolveDomain(x, options, fit.guarantee));
+  std::string void_reason;
+  DPEM_ASSIGN_OR_RETURN(const MatrixRowSource source, MatrixRowSource::Borrow(x));
+  DPEM_ASSIGN_OR_RETURN(fit.domain, ResolveFitDomain(source, options.domain,
+                                                     options.IsPrivate(), &void_reason));
+  if (!void_reason.empty()) {
+    fit.guarantee.guarantee_void = true;
+    fit.guarantee.void_reasons.push_back(void_reason);
+  }
   DPEM_ASSIGN_OR_RETURN(const DataMatrix unit, MapToUnitBall(x, fit.domain, nullptr));
   std::optional<KmeansPlan> plan;
   if (options.IsPrivate()) {

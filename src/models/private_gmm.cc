@@ -153,47 +153,6 @@ Status PrivatizeStatistics(GmmStatistics& s, const ReleasePlan& plan, bool unsaf
   return OkStatus();
 }
 
-// The largest norm of a record minus `center` (DataNormFromData per block).
-StatusOr<double> LargestCentredNorm(const RowSource& x, const Eigen::VectorXd& center,
-                                    const Engine& engine) {
-  std::vector<double> largest(static_cast<size_t>(engine.threads()), 0.0);
-  DPEM_RETURN_IF_ERROR(engine.ForEachBlock(
-      x, x.cols(), [&](int thread, const RowBlock& block, Eigen::Index) -> Status {
-        const DataMatrix centred = block.rowwise() - center.transpose();
-        DPEM_ASSIGN_OR_RETURN(const double norm, DataNormFromData(centred));
-        double& slot = largest[static_cast<size_t>(thread)];
-        slot = std::max(slot, norm);
-        return OkStatus();
-      }));
-  return *std::max_element(largest.begin(), largest.end());
-}
-
-// The domain used for the fit. A non-private fit without a bound uses the
-// data's own largest norm (it claims no guarantee); a private one built on a
-// data-derived bound is marked void.
-StatusOr<DataDomain> ResolveDomain(const RowSource& x, const GmmFitOptions& o,
-                                   const Engine& engine, GmmGuarantee& g) {
-  DataDomain d = o.domain;
-  if (d.center.size() == 0) d.center = Eigen::VectorXd::Zero(x.cols());
-  if (d.center.size() != x.cols()) {
-    return InvalidArgumentError("the domain centre has " + std::to_string(d.center.size()) +
-                                " coordinates but the data has " + std::to_string(x.cols()) +
-                                " columns");
-  }
-  if ((d.from_data || !o.IsPrivate()) && !std::isfinite(d.data_norm)) {
-    DPEM_ASSIGN_OR_RETURN(d.data_norm, LargestCentredNorm(x, d.center, engine));
-    d.from_data = true;
-  }
-  if (d.from_data && o.IsPrivate()) {
-    g.guarantee_void = true;
-    g.void_reasons.push_back(
-        "the data norm bound R was computed from the data (--data-norm-from-data), which "
-        "reveals the largest record");
-  }
-  DPEM_RETURN_IF_ERROR(ValidateDomain(d));
-  return d;
-}
-
 StatusOr<CalibrationResult> CalibrateFit(const GmmFitOptions& o) {
   CalibrationOptions c;
   c.epsilon = o.epsilon;
@@ -442,7 +401,13 @@ StatusOr<GmmFit> FitGmm(const RowSource& x, const GmmFitOptions& options, Genera
   DPEM_ASSIGN_OR_RETURN(const Engine engine, Engine::Create(options.engine));
   GmmFit fit;
   fit.guarantee = NewGuarantee(options);
-  DPEM_ASSIGN_OR_RETURN(fit.domain, ResolveDomain(x, options, engine, fit.guarantee));
+  std::string void_reason;
+  DPEM_ASSIGN_OR_RETURN(fit.domain,
+                        ResolveFitDomain(x, options.domain, options.IsPrivate(), &void_reason));
+  if (!void_reason.empty()) {
+    fit.guarantee.guarantee_void = true;
+    fit.guarantee.void_reasons.push_back(void_reason);
+  }
   DPEM_ASSIGN_OR_RETURN(const UnitBallRowSource unit, UnitBallRowSource::Create(x, fit.domain));
   std::optional<CalibrationResult> cal;
   std::optional<ReleasePlan> plan;

@@ -10,6 +10,7 @@
 
 #include <Eigen/Core>
 #include <memory>
+#include <string>
 
 #include "dpem/data/domain.h"
 #include "dpem/data/matrix.h"
@@ -79,6 +80,17 @@ class UnitBallRowSource final : public RowSource {
   const RowSource* raw_;
   DataDomain domain_;
 };
+
+// The domain a fit of `x` uses, shared by every model's fit. `requested`
+// with an empty centre means the origin; the centre must have x.cols()
+// entries. If R is not set (NaN) and either requested.from_data is set or the
+// fit is not private, R becomes the largest ||x_i - c|| (1 for all-zero
+// data) and from_data is set. A PRIVATE fit whose R comes from the data
+// reveals its largest record: `void_reason` (non-null) is then set to say so,
+// and the caller must mark its guarantee void. InvalidArgument for a
+// mismatched centre or a domain that fails ValidateDomain.
+StatusOr<DataDomain> ResolveFitDomain(const RowSource& x, DataDomain requested,
+                                      bool is_private, std::string* void_reason);
 
 }  // namespace dpem
 
