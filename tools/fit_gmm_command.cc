@@ -34,6 +34,8 @@ struct FitGmmFlags {
   bool data_norm_from_data = false;
   bool unsafe_paper_mechanisms = false;
   double per_release_delta = kDefaultPerReleaseDelta;
+  std::string component_frames = "on";
+  double frame_radius = 0.0;
   double covariance_floor = 1e-6;
   std::optional<std::string> seed;
   bool quiet = false;
@@ -50,6 +52,14 @@ Status PrivacyFlagsInto(const FitGmmFlags& f, GmmFitOptions& o) {
   o.unsafe_paper_mechanisms = f.unsafe_paper_mechanisms;
   DPEM_RETURN_IF_ERROR(RequireOpenUnitInterval("--per-release-delta", f.per_release_delta));
   o.per_release_delta = f.per_release_delta;
+  if (f.component_frames != "on" && f.component_frames != "off") {
+    return InvalidArgumentError("--component-frames must be on or off");
+  }
+  o.component_frames = f.component_frames == "on";
+  if (!(f.frame_radius >= 0.0 && std::isfinite(f.frame_radius))) {
+    return InvalidArgumentError("--frame-radius must be finite and >= 0 (0: the default)");
+  }
+  o.frame_radius = f.frame_radius;
   o.domain.from_data = f.data_norm_from_data;
   if (f.data_norm) DPEM_RETURN_IF_ERROR(RequirePositiveFinite("--data-norm", *f.data_norm));
   if (f.data_norm) o.domain.data_norm = *f.data_norm;
@@ -147,6 +157,14 @@ void AddPrivacyOptions(CLI::App* app, FitGmmFlags& f) {
                   "Gaussian mechanism with their joint sensitivity (default, least noise); GGG "
                   "= per parameter, Gaussian; LLG = per parameter, Laplace for weights and "
                   "means (park2017's scenarios, for reproduction)");
+  app->add_option("--component-frames", f.component_frames,
+                  "on (default) or off. With the joint mechanism, release each component's "
+                  "statistics in a ball around it (the previous iteration's released mean and "
+                  "covariance, radius --frame-radius), records clipped to it, so that the noise "
+                  "shrinks with the component; same sensitivity and budget");
+  app->add_option("--frame-radius", f.frame_radius,
+                  "Radius of the component frames in Mahalanobis units (default 0: sqrt(d) + 2, "
+                  "which clips about 0.3% of a Gaussian component's records)");
   app->add_option("--data-norm", f.data_norm,
                   "Public bound R on the L2 norm of a record (after --data-center); records "
                   "beyond it are clipped. Required for private fits; no default");

@@ -33,15 +33,14 @@
 
 #include "dpem/engine/engine.h"
 #include "dpem/models/gmm.h"
+#include "models/gmm_kernels.h"
 
-namespace dpem {
+namespace dpem::internal {
 namespace {
-
-constexpr double kLog2Pi = 1.8378770664093454835606594728112;  // log(2 pi)
 // log(DBL_MIN): exp of anything smaller is subnormal or 0.
 constexpr double kLogSmallestNormal = -708.3964185322641;
+}  // namespace
 
-// Zero statistics of the shapes of `params`.
 GmmStatistics ZeroStatistics(const GmmParameters& params) {
   const Eigen::Index k = params.components();
   const Eigen::Index d = params.dimension();
@@ -63,12 +62,6 @@ GmmStatistics ZeroStatistics(const GmmParameters& params) {
   return stats;
 }
 
-// F = d(d+1)/2 + d + 1, the number of quadratic features of R^d.
-Eigen::Index FeatureCount(Eigen::Index d) { return d * (d + 1) / 2 + d + 1; }
-
-// The quadratic features of each row of `block` into `features` (B x F,
-// column-major): products x_i x_j (i <= j, column by column of the lower
-// triangle: (0,0), (1,0), ..., (d-1,0), (1,1), ...), then x, then 1.
 void QuadraticFeatures(const Eigen::Ref<const DataMatrix>& block, Eigen::MatrixXd* features) {
   const Eigen::Index d = block.cols();
   features->resize(block.rows(), FeatureCount(d));
@@ -81,6 +74,44 @@ void QuadraticFeatures(const Eigen::Ref<const DataMatrix>& block, Eigen::MatrixX
   features->middleCols(f, d) = block;
   features->col(f + d).setOnes();
 }
+
+void UnpackSymmetric(const Eigen::MatrixXd& t, Eigen::Index k, Eigen::MatrixXd& out) {
+  const Eigen::Index d = out.rows();
+  Eigen::Index f = 0;
+  for (Eigen::Index j = 0; j < d; ++j) {
+    for (Eigen::Index i = j; i < d; ++i, ++f) out(i, j) = out(j, i) = t(k, f);
+  }
+}
+
+// Column by column, so that exp runs on contiguous packets. Vectorised exp
+// clamps its argument (exp(-inf) would give ~1e-308, not 0), hence the
+// explicit flush.
+Eigen::VectorXd NormalizeLogJoint(Eigen::MatrixXd& r) {
+  const Eigen::VectorXd row_max = r.rowwise().maxCoeff();
+  for (Eigen::Index k = 0; k < r.cols(); ++k) {
+    r.col(k) -= row_max;
+    const Eigen::ArrayXd shifted = r.col(k).array();
+    r.col(k).array() = shifted.exp();
+    for (Eigen::Index i = 0; i < r.rows(); ++i) {
+      if (shifted(i) < kLogSmallestNormal) r(i, k) = 0.0;
+    }
+  }
+  const Eigen::VectorXd inverse_sum = r.rowwise().sum().cwiseInverse();
+  for (Eigen::Index k = 0; k < r.cols(); ++k) r.col(k).array() *= inverse_sum.array();
+  return row_max.array() - inverse_sum.array().log();
+}
+
+}  // namespace dpem::internal
+
+namespace dpem {
+namespace {
+
+using internal::FeatureCount;
+using internal::QuadraticFeatures;
+using internal::ZeroStatistics;
+
+constexpr double kLog2Pi = 1.8378770664093454835606594728112;  // log(2 pi)
+
 
 // One thread's share of an E-step pass: its statistics and its buffers.
 struct EStepWorker {
@@ -96,13 +127,7 @@ void UnpackFeatureSums(const Eigen::MatrixXd& t, GmmStatistics& s) {
   const Eigen::Index pairs = d * (d + 1) / 2;
   s.counts = t.col(pairs + d);
   s.sums = t.middleCols(pairs, d);
-  for (Eigen::Index k = 0; k < t.rows(); ++k) {
-    Eigen::MatrixXd& second = s.second_full[k];
-    Eigen::Index f = 0;
-    for (Eigen::Index j = 0; j < d; ++j) {
-      for (Eigen::Index i = j; i < d; ++i, ++f) second(i, j) = second(j, i) = t(k, f);
-    }
-  }
+  for (Eigen::Index k = 0; k < t.rows(); ++k) internal::UnpackSymmetric(t, k, s.second_full[k]);
 }
 
 // Adds one block's statistics, given its responsibilities, into `w`.
@@ -229,25 +254,9 @@ Eigen::VectorXd GmmDensityEvaluator::Responsibilities(
     const Eigen::Ref<const DataMatrix>& block, Eigen::MatrixXd* responsibilities,
     Eigen::MatrixXd* scratch) const {
   LogJoint(block, responsibilities, scratch);
-  // Log-sum-exp per row. The maximum is finite: some weight is positive and
-  // the log densities of finite rows are finite.
-  // Column by column, so that exp runs on contiguous packets. Vectorised exp
-  // clamps its argument (exp(-inf) would give ~1e-308, not 0): results below
-  // the smallest normal double are flushed to exactly 0, so a component of
-  // weight 0 gets no responsibility at all.
-  Eigen::MatrixXd& r = *responsibilities;
-  const Eigen::VectorXd row_max = r.rowwise().maxCoeff();
-  for (Eigen::Index k = 0; k < r.cols(); ++k) {
-    r.col(k) -= row_max;
-    const Eigen::ArrayXd shifted = r.col(k).array();
-    r.col(k).array() = shifted.exp();
-    for (Eigen::Index i = 0; i < r.rows(); ++i) {
-      if (shifted(i) < kLogSmallestNormal) r(i, k) = 0.0;
-    }
-  }
-  const Eigen::VectorXd inverse_sum = r.rowwise().sum().cwiseInverse();
-  for (Eigen::Index k = 0; k < r.cols(); ++k) r.col(k).array() *= inverse_sum.array();
-  return row_max.array() - inverse_sum.array().log();
+  // The maximum is finite: some weight is positive and the log densities of
+  // finite rows are finite.
+  return internal::NormalizeLogJoint(*responsibilities);
 }
 
 Status ValidateData(const GmmParameters& params, const DataMatrix& x) {

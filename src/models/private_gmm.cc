@@ -14,6 +14,7 @@
 #include "dpem/models/joint_release.h"
 #include "dpem/random/samplers.h"
 #include "internal/linear_algebra.h"
+#include "models/gmm_frames.h"
 
 namespace dpem {
 namespace {
@@ -254,12 +255,48 @@ MStepOptions MStepOptionsFor(const GmmFitOptions& o, Eigen::Index d, const Relea
   return m;
 }
 
+// The frames of the next E-step: component frames for a private joint fit
+// that asks for them, otherwise none (the plain pass).
+StatusOr<std::vector<internal::ComponentFrame>> FramesFor(const GmmFitOptions& o,
+                                                          const ReleasePlan* plan,
+                                                          const GmmParameters& params) {
+  if (plan == nullptr || !plan->joint || !o.component_frames) {
+    return std::vector<internal::ComponentFrame>{};
+  }
+  const double radius =
+      o.frame_radius > 0.0 ? o.frame_radius : internal::DefaultFrameRadius(params.dimension());
+  return internal::ChooseFrames(params, radius);
+}
+
+// The private M-step's post-processing: covariances floored at the noise
+// level in the frame their statistics were released in, then projected onto
+// the domain.
+Status PostProcess(GmmParameters& p, const GmmStatistics& noisy, const ReleasePlan& plan,
+                   const GmmFitOptions& o, const std::vector<internal::ComponentFrame>& frames) {
+  Eigen::VectorXd floors = NoiseAwareFloors(noisy, plan, o);
+  if (!frames.empty()) {
+    DPEM_RETURN_IF_ERROR(internal::FloorInFrames(p, frames, floors));
+    for (Eigen::Index c = 0; c < floors.size(); ++c) {
+      if (frames[static_cast<size_t>(c)].local) floors(c) = o.covariance_floor;
+    }
+  }
+  return ProjectToDomain(p, floors);
+}
+
 // One EM iteration on unit-ball data: E-step, releases (private fits), M-step.
 Status Iterate(const RowSource& unit, const Engine& engine, const GmmFitOptions& o,
                const MStepOptions& m, const ReleasePlan* plan, double eps_i, int it,
                Generator& gen, EmState& state) {
   const double n = static_cast<double>(unit.rows());
-  DPEM_ASSIGN_OR_RETURN(GmmStatistics s, ComputeStatistics(state.params, unit, engine));
+  DPEM_ASSIGN_OR_RETURN(const std::vector<internal::ComponentFrame> frames,
+                        FramesFor(o, plan, state.params));
+  GmmStatistics s;
+  if (frames.empty()) {
+    DPEM_ASSIGN_OR_RETURN(s, ComputeStatistics(state.params, unit, engine));
+  } else {
+    DPEM_ASSIGN_OR_RETURN(s, internal::ComputeFramedStatistics(state.params, frames, unit,
+                                                               engine));
+  }
   GmmIterationReport report{it, o.iterations, std::numeric_limits<double>::quiet_NaN()};
   if (plan != nullptr) {
     DPEM_RETURN_IF_ERROR(PrivatizeStatistics(s, *plan, o.unsafe_paper_mechanisms, it, n, gen,
@@ -267,13 +304,12 @@ Status Iterate(const RowSource& unit, const Engine& engine, const GmmFitOptions&
   } else {
     report.mean_log_likelihood = s.log_likelihood / n;
   }
-  DPEM_ASSIGN_OR_RETURN(state.params, MStep(s, state.params, n, m));
+  const GmmStatistics global = frames.empty() ? s : internal::FramedToGlobal(s, frames);
+  DPEM_ASSIGN_OR_RETURN(state.params, MStep(global, state.params, n, m));
   if (plan != nullptr && o.unsafe_paper_mechanisms) {
     DPEM_RETURN_IF_ERROR(ApplyUnsafeMechanisms(state.params, s, eps_i, it, gen, state.ledger));
   }
-  if (plan != nullptr) {
-    DPEM_RETURN_IF_ERROR(ProjectToDomain(state.params, NoiseAwareFloors(s, *plan, o)));
-  }
+  if (plan != nullptr) DPEM_RETURN_IF_ERROR(PostProcess(state.params, s, *plan, o, frames));
   if (o.progress) o.progress(report);
   return OkStatus();
 }
@@ -357,6 +393,9 @@ Status GmmFitOptions::Validate() const {
   }
   if (!(covariance_floor > 0.0 && std::isfinite(covariance_floor))) {
     return InvalidArgumentError("covariance floor must be finite and > 0");
+  }
+  if (!(frame_radius >= 0.0 && std::isfinite(frame_radius))) {
+    return InvalidArgumentError("frame radius must be finite and >= 0 (0: the default)");
   }
   if (!(min_component_count > 0.0 && std::isfinite(min_component_count))) {
     return InvalidArgumentError("minimum component count must be finite and > 0");

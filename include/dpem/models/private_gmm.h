@@ -107,6 +107,16 @@ struct GmmFitOptions {
   // records the rounding charge) or kContinuous (floating-point samples, as
   // before; e.g. to reproduce earlier results).
   NoiseSampling noise_sampling = NoiseSampling::kDiscrete;
+  // Component frames (joint mechanism only; docs/gmm.md, "Component
+  // frames"): from the second iteration on, each component whose Mahalanobis
+  // ball of radius frame_radius (in the previous iteration's released
+  // parameters) is smaller than the unit ball has its statistics computed and
+  // released in that ball's coordinates, records clipped to it, so that its
+  // noise shrinks with the component. Same sensitivity, same ledger.
+  bool component_frames = true;
+  // rho, in Mahalanobis units; 0 means the default sqrt(d) + 2 (clips about
+  // 0.3% of a Gaussian component's records). Must be 0 or finite and > 0.
+  double frame_radius = 0.0;
   // park2016's Gamma (spherical) and Wishart (full) covariance mechanisms.
   // They are NOT differentially private; using them voids the guarantee.
   bool unsafe_paper_mechanisms = false;

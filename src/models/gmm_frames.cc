@@ -1,0 +1,137 @@
+// Component frames: choosing them, and mapping framed statistics and
+// covariance floors back to global coordinates. See gmm_frames.h.
+#include "models/gmm_frames.h"
+
+#include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "internal/linear_algebra.h"
+
+namespace dpem::internal {
+namespace {
+
+constexpr double kUnitRoundoff = 0x1p-53;
+
+// The relative error bound of a computed squared Mahalanobis distance in a
+// frame of condition number kappa (gmm_framed_estep.cc computes it from the
+// inverse of the covariance formed with its Cholesky factor): the inverse has
+// normwise relative error at most c d u kappa (Higham, Accuracy and Stability
+// of Numerical Algorithms, 2nd ed., Sec. 14.3), which on a vector y costs a
+// relative c d u kappa^2 of y^T Sigma^{-1} y; the Cholesky factor behind the
+// frame's scale adds c d u kappa. We take c = 64 d, generously. Diagonal
+// covariances are inverted entrywise: 64 d u.
+double FrameMargin(CovarianceType type, Eigen::Index d, double kappa) {
+  const double dd = static_cast<double>(d);
+  if (type != CovarianceType::kFull) return 64.0 * dd * kUnitRoundoff;
+  return 64.0 * dd * dd * kUnitRoundoff * kappa * (kappa + 1.0);
+}
+
+ComponentFrame GlobalFrame(Eigen::Index d) {
+  ComponentFrame f;
+  f.origin = Eigen::VectorXd::Zero(d);
+  f.scale = Eigen::MatrixXd::Identity(d, d);
+  return f;
+}
+
+}  // namespace
+
+double DefaultFrameRadius(Eigen::Index dimension) {
+  return std::sqrt(static_cast<double>(dimension)) + 2.0;
+}
+
+StatusOr<std::vector<ComponentFrame>> ChooseFrames(const GmmParameters& params, double radius) {
+  const Eigen::Index d = params.dimension();
+  std::vector<ComponentFrame> frames(static_cast<size_t>(params.components()), GlobalFrame(d));
+  if (!(radius > 0.0)) return InvalidArgumentError("frame radius must be > 0");
+  if (!std::isfinite(radius)) return frames;
+  for (Eigen::Index k = 0; k < params.components(); ++k) {
+    const Eigen::MatrixXd& cov = params.covariances[k];
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(cov, Eigen::EigenvaluesOnly);
+    if (eig.info() != Eigen::Success) {
+      return NumericalError("eigen-decomposition of covariance " + std::to_string(k) +
+                            " failed");
+    }
+    const double lo = eig.eigenvalues().minCoeff();
+    const double hi = eig.eigenvalues().maxCoeff();
+    if (!(lo > 0.0) || !(radius * radius * hi < 1.0)) continue;  // Global frame.
+    const double margin = FrameMargin(params.type, d, hi / lo);
+    if (!(margin <= kMaxFrameMargin)) continue;
+    Eigen::LLT<Eigen::MatrixXd> llt(cov);
+    if (llt.info() != Eigen::Success) {
+      return NumericalError("Cholesky factorisation of covariance " + std::to_string(k) +
+                            " failed");
+    }
+    ComponentFrame& f = frames[static_cast<size_t>(k)];
+    f.local = true;
+    f.origin = params.means.row(k).transpose();
+    f.scale = radius * Eigen::MatrixXd(llt.matrixL());
+    f.radius = radius;
+    f.margin = margin;
+  }
+  return frames;
+}
+
+GmmStatistics FramedToGlobal(const GmmStatistics& framed,
+                             const std::vector<ComponentFrame>& frames) {
+  GmmStatistics g = framed;
+  for (Eigen::Index k = 0; k < framed.counts.size(); ++k) {
+    const ComponentFrame& f = frames[static_cast<size_t>(k)];
+    if (!f.local) continue;
+    const double n = framed.counts(k);
+    const Eigen::VectorXd& m = f.origin;
+    const Eigen::VectorXd sa = f.scale * framed.sums.row(k).transpose();  // S A.
+    g.sums.row(k) = (n * m + sa).transpose();
+    switch (framed.type) {
+      case CovarianceType::kFull: {
+        const Eigen::MatrixXd cross = m * sa.transpose();
+        Eigen::MatrixXd s = n * m * m.transpose() + cross + cross.transpose() +
+                            f.scale * framed.second_full[k] * f.scale.transpose();
+        g.second_full[k] = 0.5 * (s + s.transpose());
+        break;
+      }
+      case CovarianceType::kDiagonal: {
+        const Eigen::ArrayXd s = f.scale.diagonal().array();
+        g.second_diag.row(k) = (n * m.array().square() + 2.0 * m.array() * sa.array() +
+                                s.square() * framed.second_diag.row(k).transpose().array())
+                                   .matrix()
+                                   .transpose();
+        break;
+      }
+      case CovarianceType::kSpherical: {
+        const double s = f.scale(0, 0);
+        g.second_trace(k) = n * m.squaredNorm() + 2.0 * m.dot(sa) + s * s * framed.second_trace(k);
+        break;
+      }
+    }
+  }
+  return g;
+}
+
+Status FloorInFrames(GmmParameters& params, const std::vector<ComponentFrame>& frames,
+                     const Eigen::VectorXd& floors) {
+  for (Eigen::Index k = 0; k < params.components(); ++k) {
+    const ComponentFrame& f = frames[static_cast<size_t>(k)];
+    if (!f.local) continue;
+    Eigen::MatrixXd& cov = params.covariances[k];
+    if (params.type != CovarianceType::kFull) {
+      cov.diagonal() = cov.diagonal().cwiseMax(floors(k) * f.scale.diagonal().cwiseAbs2());
+      continue;
+    }
+    const auto lower = f.scale.triangularView<Eigen::Lower>();
+    // S^{-1} Sigma S^{-T}, by two triangular solves.
+    const Eigen::MatrixXd half = lower.solve(cov);
+    const Eigen::MatrixXd in_frame = lower.solve(half.transpose());
+    DPEM_ASSIGN_OR_RETURN(const Eigen::MatrixXd floored,
+                          ClampEigenvalues(0.5 * (in_frame + in_frame.transpose()), floors(k),
+                                           std::numeric_limits<double>::infinity()));
+    const Eigen::MatrixXd back = f.scale * floored * f.scale.transpose();
+    cov = 0.5 * (back + back.transpose());
+  }
+  return OkStatus();
+}
+
+}  // namespace dpem::internal
