@@ -61,6 +61,7 @@ json GuaranteeToJson(const GmmGuarantee& g, const std::optional<std::uint64_t>& 
   out["accountant"] = AccountantName(g.accountant);
   out["mechanisms"] = GmmMechanismsName(g.mechanisms);
   out["per_release_epsilon"] = g.per_release_epsilon;
+  out["component_frame_radius"] = g.frame_radius;
   out["noise_multipliers"] = g.noise_multipliers;
   out["releases"] = ReleasesToJson(g.ledger);
   return out;

@@ -149,6 +149,12 @@ Status PrivateFieldsFrom(const json& privacy, GmmGuarantee& g) {
   DPEM_ASSIGN_OR_RETURN(const std::string mechanisms, StringField(privacy, "mechanisms"));
   DPEM_ASSIGN_OR_RETURN(g.mechanisms, ParseGmmMechanisms(mechanisms));
   DPEM_ASSIGN_OR_RETURN(g.per_release_epsilon, NumberField(privacy, "per_release_epsilon"));
+  if (privacy.contains("component_frame_radius")) {  // Absent from older files.
+    DPEM_ASSIGN_OR_RETURN(g.frame_radius, NumberField(privacy, "component_frame_radius"));
+    if (!(g.frame_radius >= 0.0 && std::isfinite(g.frame_radius))) {
+      return InvalidArgumentError("privacy.component_frame_radius must be finite and >= 0");
+    }
+  }
   DPEM_ASSIGN_OR_RETURN(const json* z, Field(privacy, "noise_multipliers"));
   DPEM_ASSIGN_OR_RETURN(Eigen::VectorXd zv, VectorFrom(*z, "noise_multipliers"));
   g.noise_multipliers.assign(zv.data(), zv.data() + zv.size());

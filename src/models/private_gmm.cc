@@ -255,16 +255,18 @@ MStepOptions MStepOptionsFor(const GmmFitOptions& o, Eigen::Index d, const Relea
   return m;
 }
 
-// The frames of the next E-step: component frames for a private joint fit
-// that asks for them, otherwise none (the plain pass).
+// The component frames' radius of a private fit in d dimensions; 0 if it
+// uses none (not private, not joint, or frames off).
+double FrameRadius(const GmmFitOptions& o, Eigen::Index d) {
+  if (!o.IsPrivate() || o.mechanisms != GmmMechanisms::kJoint || !o.component_frames) return 0.0;
+  return o.frame_radius > 0.0 ? o.frame_radius : internal::DefaultFrameRadius(d);
+}
+
+// The frames of the next E-step; none (the plain pass) without frames.
 StatusOr<std::vector<internal::ComponentFrame>> FramesFor(const GmmFitOptions& o,
-                                                          const ReleasePlan* plan,
                                                           const GmmParameters& params) {
-  if (plan == nullptr || !plan->joint || !o.component_frames) {
-    return std::vector<internal::ComponentFrame>{};
-  }
-  const double radius =
-      o.frame_radius > 0.0 ? o.frame_radius : internal::DefaultFrameRadius(params.dimension());
+  const double radius = FrameRadius(o, params.dimension());
+  if (radius == 0.0) return std::vector<internal::ComponentFrame>{};
   return internal::ChooseFrames(params, radius);
 }
 
@@ -289,7 +291,7 @@ Status Iterate(const RowSource& unit, const Engine& engine, const GmmFitOptions&
                Generator& gen, EmState& state) {
   const double n = static_cast<double>(unit.rows());
   DPEM_ASSIGN_OR_RETURN(const std::vector<internal::ComponentFrame> frames,
-                        FramesFor(o, plan, state.params));
+                        FramesFor(o, state.params));
   GmmStatistics s;
   if (frames.empty()) {
     DPEM_ASSIGN_OR_RETURN(s, ComputeStatistics(state.params, unit, engine));
@@ -455,6 +457,7 @@ StatusOr<GmmFit> FitGmm(const RowSource& x, const GmmFitOptions& options, Genera
     plan = MakePlan(options, cal->noise_multipliers, x.cols());
     fit.guarantee.per_release_epsilon = cal->per_release_epsilon;
     fit.guarantee.noise_multipliers = cal->noise_multipliers;
+    fit.guarantee.frame_radius = FrameRadius(options, x.cols());
   }
   EmState state;
   DPEM_ASSIGN_OR_RETURN(state.params, InitialParameters(options.components, x.cols(),

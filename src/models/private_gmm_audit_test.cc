@@ -38,8 +38,8 @@ GmmFitOptions TinyFitOptions(double epsilon) {
   return o;
 }
 
-double FittedMean(int side, const GmmFitOptions& o, Generator& gen) {
-  DataMatrix x = DataMatrix::Zero(100, 1);
+double FittedMean(int side, const GmmFitOptions& o, Generator& gen, Eigen::Index n = 100) {
+  DataMatrix x = DataMatrix::Zero(n, 1);
   x(0, 0) = side == 0 ? 1.0 : -1.0;
   StatusOr<GmmFit> fit = FitGmm(x, o, gen);
   EXPECT_TRUE(fit.ok()) << fit.status().ToString();
@@ -62,6 +62,29 @@ TEST(PrivateGmmAudit, AFitNeverExceedsItsEpsilon) {
   std::printf("[audit] FitGmm K=1 J=1 eps=4 delta=1e-5: %s\n", r.Describe().c_str());
   EXPECT_LE(r.epsilon_lower_bound, kEpsilon);
   EXPECT_GT(r.epsilon_lower_bound, 0.5);  // The audit has power.
+}
+
+// Two iterations, so that the second runs in a component frame (gmm_frames.h):
+// with N = 2000 records, all but one at 0, the first release leaves a variance
+// estimate at the noise floor (sigma about 0.03), the second iteration's frame
+// is a ball of radius 3 sigma around the released mean, and the +1/-1 record
+// is clipped to it. A frame that failed to clip would let the record move the
+// framed sum by about 1 / (3 sigma) = 10, far beyond the joint sensitivity
+// (planted, that bug gives a lower bound above 4: see docs/audits.md).
+TEST(PrivateGmmAudit, AFitInComponentFramesNeverExceedsItsEpsilon) {
+  constexpr double kEpsilon = 4.0;
+  GmmFitOptions o = TinyFitOptions(kEpsilon);
+  o.iterations = 2;
+  AuditOptions a;
+  a.seed = 23;
+  a.delta = o.delta;
+  a.selection_runs = 2000;
+  a.bound_runs = 10000;
+  const AuditResult r =
+      RunAudit([&](int side, Generator& gen) { return FittedMean(side, o, gen, 2000); }, a);
+  std::printf("[audit] FitGmm K=1 J=2 frames eps=4 delta=1e-5: %s\n", r.Describe().c_str());
+  EXPECT_LE(r.epsilon_lower_bound, kEpsilon);
+  EXPECT_GT(r.epsilon_lower_bound, 0.3);  // The audit has power.
 }
 
 // The joint release (models/joint_release.h) on its own: K = 2, d = 1,

@@ -151,6 +151,9 @@ struct GmmGuarantee {
   AccountantKind accountant = kDefaultAccountant;
   GmmMechanisms mechanisms = GmmMechanisms::kJoint;
   double per_release_epsilon = 0.0;
+  // The component frames' radius rho (joint mechanism with frames), 0 if the
+  // fit used none. Frames change what is released, not its sensitivity.
+  double frame_radius = 0.0;
   // Noise multiplier of (counts, sums, second moments); for the joint
   // mechanism, the one multiplier of the joint release.
   std::vector<double> noise_multipliers;
