@@ -5,7 +5,8 @@ Usage: /usr/bin/python3 scripts/gmm_mechanisms_experiment.py [--repeats R] [--ou
 
 For epsilon in {0.1, 0.2, 0.5, 1, 2, 4} and delta = 1e-5, compares non-private
 EM, the papers' GGG mechanisms calibrated by the moments accountant (ma) and
-by zCDP, and dpem's joint mechanism (rdp), all MLE:
+by zCDP, and dpem's joint mechanism (rdp) without and with component frames
+(the default), all MLE:
 (a) the three isotropic 2-D Gaussians of scripts/gmm_synthetic_experiment.py,
     10,000 training and 2,000 test points per repeat, K = 3 spherical
     components, J = 20, domain: the unit ball;
@@ -32,6 +33,8 @@ METHODS = [  # (label, extra flags); None = non-private
     ("non-private", None),
     ("GGG + MA", ["--mechanisms", "GGG", "--accountant", "ma"]),
     ("GGG + zCDP", ["--mechanisms", "GGG", "--accountant", "zcdp"]),
+    ("joint, no frames (RDP)", ["--mechanisms", "joint", "--accountant", "rdp",
+                                "--component-frames", "off"]),
     ("joint (RDP)", ["--mechanisms", "joint", "--accountant", "rdp"]),
 ]
 MEANS = np.array([[-0.5, -0.3], [0.4, -0.4], [0.0, 0.5]])
@@ -62,7 +65,8 @@ def data_for(name, rep, workdir):
 
 def fit_and_score(name, train, test, eps, flags, seed, workdir):
     s = SETTINGS[name]
-    model = os.path.join(workdir, f"m_{name}_{seed}_{eps}_{flags and flags[1]}_{flags and flags[3]}.json")
+    tag = "plain" if flags is None else "_".join(flags).replace("-", "")
+    model = os.path.join(workdir, f"m_{name}_{seed}_{eps}_{tag}.json")
     cmd = [DPEM, "fit", "gmm", "--input", train, "--output", model, "--components", str(s["k"]),
            "--iterations", str(s["j"]), "--covariance", s["cov"], "--seed", str(seed),
            "--quiet"] + s["domain"]
@@ -126,14 +130,15 @@ def plot(name, q, out):
     import matplotlib.pyplot as plt
     os.makedirs(out, exist_ok=True)
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
-    for (label, _), color in zip(METHODS, ["black", "tab:gray", "tab:red", "tab:blue"]):
+    for (label, _), color in zip(METHODS, ["black", "tab:gray", "tab:red", "tab:cyan", "tab:blue"]):
         v = np.array([q[(eps, label)] for eps in EPSILONS])
         ax.plot(EPSILONS, v[:, 1], "o-", color=color, label=label, ms=4)
         ax.fill_between(EPSILONS, v[:, 0], v[:, 2], color=color, alpha=0.2)
     ax.set_xscale("log")
     ax.set_xlabel("epsilon (delta = 1e-5)")
     ax.set_ylabel("test log-likelihood per point")
-    ax.set_title(f"{name}: joint release vs the papers' GGG", fontsize=10)
+    ax.set_title(f"{name}: joint release (with and without component frames) vs the papers' GGG",
+                 fontsize=9)
     ax.legend(loc="lower right")
     fig.tight_layout()
     path = os.path.join(out, f"gmm_mechanisms_{name}.png")
