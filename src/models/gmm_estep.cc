@@ -62,17 +62,22 @@ GmmStatistics ZeroStatistics(const GmmParameters& params) {
   return stats;
 }
 
+// The linear columns are written first: they are the block transposed to
+// column-major order, from which the products read contiguous columns (the
+// block's own columns are strided; reading them 55 times at d = 10 took as
+// long as the log-density product).
 void QuadraticFeatures(const Eigen::Ref<const DataMatrix>& block, Eigen::MatrixXd* features) {
   const Eigen::Index d = block.cols();
+  const Eigen::Index linear = d * (d + 1) / 2;
   features->resize(block.rows(), FeatureCount(d));
+  features->middleCols(linear, d) = block;
+  features->col(linear + d).setOnes();
   Eigen::Index f = 0;
   for (Eigen::Index j = 0; j < d; ++j) {
     for (Eigen::Index i = j; i < d; ++i) {
-      features->col(f++) = block.col(i).cwiseProduct(block.col(j));
+      features->col(f++) = features->col(linear + i).cwiseProduct(features->col(linear + j));
     }
   }
-  features->middleCols(f, d) = block;
-  features->col(f + d).setOnes();
 }
 
 void UnpackSymmetric(const Eigen::MatrixXd& t, Eigen::Index k, Eigen::MatrixXd& out) {
@@ -83,22 +88,24 @@ void UnpackSymmetric(const Eigen::MatrixXd& t, Eigen::Index k, Eigen::MatrixXd& 
   }
 }
 
-// Column by column, so that exp runs on contiguous packets. Vectorised exp
-// clamps its argument (exp(-inf) would give ~1e-308, not 0), hence the
-// explicit flush.
+// Column by column, so that max, exp and the sums run on contiguous packets.
+// Vectorised exp clamps its argument (exp(-inf) would give ~1e-308, not 0),
+// hence the explicit flush.
 Eigen::VectorXd NormalizeLogJoint(Eigen::MatrixXd& r) {
-  const Eigen::VectorXd row_max = r.rowwise().maxCoeff();
+  Eigen::ArrayXd row_max = r.col(0).array();
+  for (Eigen::Index k = 1; k < r.cols(); ++k) row_max = row_max.max(r.col(k).array());
+  Eigen::ArrayXd sum = Eigen::ArrayXd::Zero(r.rows());
+  Eigen::ArrayXd e(r.rows());
   for (Eigen::Index k = 0; k < r.cols(); ++k) {
-    r.col(k) -= row_max;
-    const Eigen::ArrayXd shifted = r.col(k).array();
-    r.col(k).array() = shifted.exp();
-    for (Eigen::Index i = 0; i < r.rows(); ++i) {
-      if (shifted(i) < kLogSmallestNormal) r(i, k) = 0.0;
-    }
+    auto c = r.col(k).array();
+    c -= row_max;
+    e = c.exp();
+    c = (c < kLogSmallestNormal).select(0.0, e);
+    sum += c;
   }
-  const Eigen::VectorXd inverse_sum = r.rowwise().sum().cwiseInverse();
-  for (Eigen::Index k = 0; k < r.cols(); ++k) r.col(k).array() *= inverse_sum.array();
-  return row_max.array() - inverse_sum.array().log();
+  sum = sum.inverse();
+  for (Eigen::Index k = 0; k < r.cols(); ++k) r.col(k).array() *= sum;
+  return (row_max - sum.log()).matrix();
 }
 
 }  // namespace dpem::internal
@@ -116,7 +123,7 @@ constexpr double kLog2Pi = 1.8378770664093454835606594728112;  // log(2 pi)
 // One thread's share of an E-step pass: its statistics and its buffers.
 struct EStepWorker {
   GmmStatistics stats;
-  Eigen::MatrixXd feature_sums;  // kFull: K x F, sum_i gamma_ik f(x_i).
+  Eigen::MatrixXd feature_sums;  // kFull: F x K, sum_i gamma_ik f(x_i).
   Eigen::MatrixXd gamma;         // B x K.
   Eigen::MatrixXd scratch;       // kFull: the block's features, B x F.
 };
@@ -136,7 +143,9 @@ void Accumulate(const RowBlock& block, EStepWorker& w) {
   const Eigen::MatrixXd& gamma = w.gamma;
   GmmStatistics& s = w.stats;
   if (s.type == CovarianceType::kFull) {
-    w.feature_sums.noalias() += gamma.transpose() * w.scratch;
+    // F x K rather than K x F: the product's long rows then fill the
+    // kernel's register panels (K = 10 rows would leave most of them empty).
+    w.feature_sums.noalias() += w.scratch.transpose() * gamma;
     return;
   }
   s.counts.noalias() += gamma.colwise().sum().transpose();
@@ -166,7 +175,7 @@ GmmStatistics Merge(std::vector<EStepWorker>& workers, Eigen::Index n) {
     if (stats.type == CovarianceType::kSpherical) stats.second_trace += other.second_trace;
     if (stats.type == CovarianceType::kFull) feature_sums += workers[t].feature_sums;
   }
-  if (stats.type == CovarianceType::kFull) UnpackFeatureSums(feature_sums, stats);
+  if (stats.type == CovarianceType::kFull) UnpackFeatureSums(feature_sums.transpose(), stats);
   stats.n = n;
   return stats;
 }
@@ -285,7 +294,7 @@ StatusOr<GmmStatistics> ComputeStatistics(const GmmParameters& params,
   std::vector<EStepWorker> workers(static_cast<size_t>(engine.threads()));
   for (EStepWorker& w : workers) {
     w.stats = ZeroStatistics(params);
-    if (params.type == CovarianceType::kFull) w.feature_sums.setZero(k, FeatureCount(d));
+    if (params.type == CovarianceType::kFull) w.feature_sums.setZero(FeatureCount(d), k);
   }
   const Eigen::Index row_doubles = (params.type == CovarianceType::kFull ? FeatureCount(d) : d) + k;
   DPEM_RETURN_IF_ERROR(engine.ForEachBlock(

@@ -166,8 +166,9 @@ void Mahalanobis(const FramedKernel& kn, const RowBlock& x, const Eigen::MatrixX
 
 struct FramedWorker {
   Eigen::VectorXd counts;  // K.
-  Eigen::MatrixXd t2;      // K x (width + d + 1): sum g c^2 phi.
-  Eigen::MatrixXd t1;      // K x (d + 1): sum g c (x, 1).
+  Eigen::MatrixXd t2;      // (width + d + 1) x K: sum g c^2 phi (transposed
+                           // while accumulating, see gmm_estep.cc).
+  Eigen::MatrixXd t1;      // (d + 1) x K: sum g c (x, 1).
   double log_likelihood = 0.0;
   Eigen::MatrixXd phi, gamma, clip, weights;
 };
@@ -191,9 +192,9 @@ void ProcessBlock(const FramedKernel& kn, const RowBlock& x, FramedWorker& w) {
   w.counts.noalias() += w.gamma.colwise().sum().transpose();
   const Eigen::Index tail = kn.d + 1;
   w.weights = w.gamma.cwiseProduct(w.clip);
-  w.t1.noalias() += w.weights.transpose() * w.phi.rightCols(tail);
+  w.t1.noalias() += w.phi.rightCols(tail).transpose() * w.weights;
   w.weights.array() *= w.clip.array();
-  w.t2.noalias() += w.weights.transpose() * w.phi;
+  w.t2.noalias() += w.phi.transpose() * w.weights;
 }
 
 // Component k's framed statistics from the merged sums.
@@ -253,8 +254,8 @@ StatusOr<GmmStatistics> ComputeFramedStatistics(const GmmParameters& params,
   std::vector<FramedWorker> workers(static_cast<size_t>(engine.threads()));
   for (FramedWorker& w : workers) {
     w.counts.setZero(k);
-    w.t2.setZero(k, width);
-    w.t1.setZero(k, d + 1);
+    w.t2.setZero(width, k);
+    w.t1.setZero(d + 1, k);
   }
   DPEM_RETURN_IF_ERROR(engine.ForEachBlock(
       unit, width + 3 * k, [&](int thread, const RowBlock& block, Eigen::Index) {
@@ -268,6 +269,8 @@ StatusOr<GmmStatistics> ComputeFramedStatistics(const GmmParameters& params,
     total.t1 += workers[t].t1;
     total.log_likelihood += workers[t].log_likelihood;
   }
+  total.t2.transposeInPlace();  // K x (width + d + 1), as Frame reads them.
+  total.t1.transposeInPlace();
   GmmStatistics s = ZeroStatistics(params);
   for (Eigen::Index c = 0; c < k; ++c) Frame(kn, frames[static_cast<size_t>(c)], total, c, s);
   s.log_likelihood = total.log_likelihood;
