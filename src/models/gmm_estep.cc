@@ -245,12 +245,12 @@ void GmmDensityEvaluator::LogJoint(const Eigen::Ref<const DataMatrix>& block,
     return;
   }
   out->setZero(rows, components());
-  {
-    for (Eigen::Index k = 0; k < components(); ++k) {
-      for (Eigen::Index j = 0; j < d; ++j) {
-        out->col(k).array() +=
-            ((block.col(j).array() - means_(k, j)) * inverse_stddev_(k, j)).square();
-      }
+  // Column-major copy: the K d passes below then read contiguous columns.
+  const Eigen::MatrixXd columns = block;
+  for (Eigen::Index k = 0; k < components(); ++k) {
+    for (Eigen::Index j = 0; j < d; ++j) {
+      out->col(k).array() +=
+          ((columns.col(j).array() - means_(k, j)) * inverse_stddev_(k, j)).square();
     }
   }
   // out holds Mahalanobis distances; turn them into log joint densities.

@@ -140,13 +140,13 @@ void Features(const FramedKernel& kn, const RowBlock& x, Eigen::MatrixXd& phi) {
   }
   const Eigen::Index w = SecondWidth(kn.type, kn.d);
   phi.resize(x.rows(), w + kn.d + 1);
-  if (kn.type == CovarianceType::kDiagonal) {
-    phi.leftCols(w) = x.array().square().matrix();
-  } else {
-    phi.col(0) = x.rowwise().squaredNorm();
-  }
   phi.middleCols(w, kn.d) = x;
   phi.col(w + kn.d).setOnes();
+  if (kn.type == CovarianceType::kDiagonal) {
+    phi.leftCols(w) = phi.middleCols(w, kn.d).array().square().matrix();
+  } else {
+    phi.col(0) = phi.middleCols(w, kn.d).rowwise().squaredNorm();
+  }
 }
 
 // Squared Mahalanobis distances (B x K) of the block's rows.
@@ -156,10 +156,13 @@ void Mahalanobis(const FramedKernel& kn, const RowBlock& x, const Eigen::MatrixX
     out.noalias() = phi * kn.maha_weights;
     return;
   }
+  // phi's middle columns are x in column-major order: contiguous reads.
+  const Eigen::Index w = SecondWidth(kn.type, kn.d);
   out.setZero(x.rows(), kn.components());
   for (Eigen::Index k = 0; k < kn.components(); ++k) {
     for (Eigen::Index j = 0; j < kn.d; ++j) {
-      out.col(k).array() += ((x.col(j).array() - kn.means(k, j)) * kn.inverse_stddev(k, j)).square();
+      out.col(k).array() +=
+          ((phi.col(w + j).array() - kn.means(k, j)) * kn.inverse_stddev(k, j)).square();
     }
   }
 }
