@@ -35,6 +35,21 @@ Status RequireAtLeast(std::string_view flag, long long value, long long minimum)
                               std::to_string(minimum) + ", got " + std::to_string(value));
 }
 
+void AddThreadsOption(CLI::App* app, int* threads) {
+  app->add_option("--threads", *threads,
+                  "Worker threads of the fitting engine (default 0: all hardware threads; "
+                  "results depend on the count only through rounding)");
+}
+
+StatusOr<EngineOptions> EngineFromThreadsFlag(int threads) {
+  EngineOptions engine;
+  engine.threads = threads;
+  if (const Status s = engine.Validate(); !s.ok()) {
+    return InvalidArgumentError("--threads: " + s.message());
+  }
+  return engine;
+}
+
 StatusOr<AccountantKind> ParseAccountantFlag(std::string_view flag, std::string_view value) {
   StatusOr<AccountantKind> kind = ParseAccountantKind(value);
   if (kind.ok()) return kind;

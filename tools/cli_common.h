@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dpem/accounting/accountant.h"
+#include "dpem/engine/engine.h"
 #include "dpem/random/generator.h"
 #include "dpem/status.h"
 
@@ -50,6 +51,11 @@ Status RequireUsableEpsilon(std::string_view flag, double value);
 // An --epsilon flag's text: a finite number >= kMinEpsilon, or "inf" /
 // "infinity" for a non-private fit (returned as +infinity).
 StatusOr<double> ParseEpsilonFlag(std::string_view flag, const std::string& text);
+
+// Adds --threads (the fitting engine's worker threads) to a fit command.
+void AddThreadsOption(CLI::App* app, int* threads);
+// Engine options for the value of --threads (0: all hardware threads).
+StatusOr<EngineOptions> EngineFromThreadsFlag(int threads);
 
 // The generator behind --seed: seeded (reproducible, not for production) if
 // a seed was given, else keyed by the operating system's CSPRNG. The flag's

@@ -98,10 +98,7 @@ StatusOr<GmmFitOptions> OptionsFromFlags(const FitGmmFlags& f) {
   o.estimator = *est;
   DPEM_ASSIGN_OR_RETURN(o.epsilon, ParseEpsilonFlag("--epsilon", f.epsilon_text));
   DPEM_RETURN_IF_ERROR(RequirePositiveFinite("--covariance-floor", f.covariance_floor));
-  o.engine.threads = f.threads;
-  if (const Status s = o.engine.Validate(); !s.ok()) {
-    return InvalidArgumentError("--threads: " + s.message());
-  }
+  DPEM_ASSIGN_OR_RETURN(o.engine, EngineFromThreadsFlag(f.threads));
   o.covariance_floor = f.covariance_floor;
   DPEM_RETURN_IF_ERROR(PrivacyFlagsInto(f, o));
   return o;
@@ -212,9 +209,7 @@ Command AddFitGmmCommand(CLI::App& fit) {
                   "Seed a reproducible generator (tests and experiments only; recorded in "
                   "the model). Default: a CSPRNG keyed by the operating system");
   app->add_flag("--quiet", f->quiet, "No progress line or warnings on stderr");
-  app->add_option("--threads", f->threads,
-                  "Worker threads of the fitting engine (default 0: all hardware threads; "
-                  "results depend on the count only through rounding)");
+  AddThreadsOption(app, &f->threads);
   AddBudgetFlags(app, &f->budget);
   return {app, [f] { return RunFitGmm(*f); }};
 }

@@ -34,6 +34,7 @@ struct FitKmeansFlags {
   std::optional<std::string> seed;
   bool quiet = false;
   BudgetFlags budget;
+  int threads = 0;
 };
 
 Status PrivacyFlagsInto(const FitKmeansFlags& f, KmeansFitOptions& o) {
@@ -77,6 +78,7 @@ StatusOr<KmeansFitOptions> OptionsFromFlags(const FitKmeansFlags& f) {
   o.components = static_cast<int>(f.components);
   o.iterations = static_cast<int>(f.iterations);
   DPEM_ASSIGN_OR_RETURN(o.epsilon, ParseEpsilonFlag("--epsilon", f.epsilon_text));
+  DPEM_ASSIGN_OR_RETURN(o.engine, EngineFromThreadsFlag(f.threads));
   DPEM_RETURN_IF_ERROR(PrivacyFlagsInto(f, o));
   return o;
 }
@@ -112,10 +114,10 @@ Status RunFitKmeans(const FitKmeansFlags& f) {
   const double delta = KmeansMethodNeedsDelta(options.method) ? options.delta : 0.0;
   DPEM_RETURN_IF_ERROR(ChargeBudget(f.budget, f.input, options.epsilon, delta,
                                     "dpem fit kmeans"));
-  DPEM_ASSIGN_OR_RETURN(const DataMatrix x, ReadMatrix(f.input));
+  DPEM_ASSIGN_OR_RETURN(const std::unique_ptr<RowSource> x, OpenRowSource(f.input));
   options.progress = ProgressLine(f.quiet);
   DPEM_ASSIGN_OR_RETURN(Generator gen, MakeGenerator(f.seed));
-  StatusOr<KmeansFit> fit = FitKmeans(x, options, gen);
+  StatusOr<KmeansFit> fit = FitKmeans(*x, options, gen);
   if (!fit.ok()) return Status(fit.status().code(), f.input + ": " + fit.status().message());
   Warn(f, *fit);
   return WriteKmeansModel(f.output, *fit);
@@ -175,6 +177,7 @@ Command AddFitKmeansCommand(CLI::App& fit) {
                   "Seed a reproducible generator (tests and experiments only; recorded in "
                   "the model). Default: a CSPRNG keyed by the operating system");
   app->add_flag("--quiet", f->quiet, "No progress line or warnings on stderr");
+  AddThreadsOption(app, &f->threads);
   AddBudgetFlags(app, &f->budget);
   return {app, [f] { return RunFitKmeans(*f); }};
 }

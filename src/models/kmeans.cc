@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "dpem/models/gmm.h"  // kEStepChunkRows.
 #include "dpem/models/kmeans.h"
@@ -99,6 +101,32 @@ StatusOr<KmeansStatistics> ComputeKmeansStatistics(const Eigen::MatrixXd& centre
     nc.Accumulate(block, stats, scratch);
   });
   return stats;
+}
+
+StatusOr<KmeansStatistics> ComputeKmeansStatistics(const Eigen::MatrixXd& centres,
+                                                   const RowSource& x, const Engine& engine) {
+  if (x.cols() != centres.cols()) {
+    return InvalidArgumentError("the centres have " + std::to_string(centres.cols()) +
+                                " coordinates but the data has " + std::to_string(x.cols()) +
+                                " columns");
+  }
+  DPEM_ASSIGN_OR_RETURN(const NearestCentre nc, NearestCentre::Create(centres));
+  struct Worker {
+    KmeansStatistics stats;
+    Eigen::MatrixXd scratch;
+  };
+  std::vector<Worker> workers(static_cast<size_t>(engine.threads()));
+  for (Worker& w : workers) w.stats = KmeansStatistics::Zero(centres.rows(), centres.cols());
+  DPEM_RETURN_IF_ERROR(engine.ForEachBlock(
+      x, centres.rows() + centres.cols(), [&](int thread, const RowBlock& block, Eigen::Index) {
+        Worker& w = workers[static_cast<size_t>(thread)];
+        nc.Accumulate(block, w.stats, w.scratch);
+        return OkStatus();
+      }));
+  for (size_t t = 1; t < workers.size(); ++t) {
+    DPEM_RETURN_IF_ERROR(workers[0].stats.Add(workers[t].stats));
+  }
+  return std::move(workers[0].stats);
 }
 
 StatusOr<double> Nicv(const Eigen::MatrixXd& centres, const DataMatrix& x,

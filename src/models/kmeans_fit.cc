@@ -154,14 +154,14 @@ StatusOr<Eigen::MatrixXd> InitialCentres(const KmeansFitOptions& o, const DataDo
   return centres;
 }
 
-Status ValidateFitData(const DataMatrix& x, const KmeansFitOptions& o) {
+// Row sources are checked for non-finite values when they are opened.
+Status ValidateFitData(const RowSource& x, const KmeansFitOptions& o) {
   if (x.rows() == 0 || x.cols() == 0) return InvalidArgumentError("the data is empty");
   if (x.rows() < o.components) {
     return InvalidArgumentError("components K = " + std::to_string(o.components) +
                                 " exceeds the number of records N = " +
                                 std::to_string(x.rows()));
   }
-  if (!x.allFinite()) return InvalidArgumentError("the data holds NaN or infinite values");
   if (o.initial_centres.size() != 0 && o.initial_centres.cols() != x.cols()) {
     return InvalidArgumentError("the initial centres have " +
                                 std::to_string(o.initial_centres.cols()) +
@@ -201,13 +201,14 @@ KmeansGuarantee NewGuarantee(const KmeansFitOptions& o) {
 }
 
 // J Lloyd iterations on unit-ball data, releasing through `plan` if set.
-Status RunIterations(const DataMatrix& unit, const KmeansFitOptions& o, const KmeansPlan* plan,
-                     Generator& gen, Eigen::MatrixXd& centres, PrivacyLedger& ledger) {
+Status RunIterations(const RowSource& unit, const Engine& engine, const KmeansFitOptions& o,
+                     const KmeansPlan* plan, Generator& gen, Eigen::MatrixXd& centres,
+                     PrivacyLedger& ledger) {
   const double threshold =
       plan ? std::max(o.min_cluster_count, plan->SumsNoiseStddev(unit.cols()))
            : o.min_cluster_count;
   for (int it = 1; it <= o.iterations; ++it) {
-    DPEM_ASSIGN_OR_RETURN(KmeansStatistics s, ComputeKmeansStatistics(centres, unit));
+    DPEM_ASSIGN_OR_RETURN(KmeansStatistics s, ComputeKmeansStatistics(centres, unit, engine));
     KmeansIterationReport report{it, o.iterations, std::numeric_limits<double>::quiet_NaN()};
     if (plan) {
       DPEM_RETURN_IF_ERROR(Privatize(s, *plan, it, gen, ledger));
@@ -280,19 +281,25 @@ Status KmeansFitOptions::Validate() const {
 
 StatusOr<KmeansFit> FitKmeans(const DataMatrix& x, const KmeansFitOptions& options,
                               Generator& gen) {
+  DPEM_ASSIGN_OR_RETURN(const MatrixRowSource source, MatrixRowSource::Borrow(x));
+  return FitKmeans(source, options, gen);
+}
+
+StatusOr<KmeansFit> FitKmeans(const RowSource& x, const KmeansFitOptions& options,
+                              Generator& gen) {
   DPEM_RETURN_IF_ERROR(options.Validate());
   DPEM_RETURN_IF_ERROR(ValidateFitData(x, options));
+  DPEM_ASSIGN_OR_RETURN(const Engine engine, Engine::Create(options.engine));
   KmeansFit fit;
   fit.guarantee = NewGuarantee(options);
   std::string void_reason;
-  DPEM_ASSIGN_OR_RETURN(const MatrixRowSource source, MatrixRowSource::Borrow(x));
-  DPEM_ASSIGN_OR_RETURN(fit.domain, ResolveFitDomain(source, options.domain,
-                                                     options.IsPrivate(), &void_reason));
+  DPEM_ASSIGN_OR_RETURN(fit.domain, ResolveFitDomain(x, options.domain, options.IsPrivate(),
+                                                     &void_reason));
   if (!void_reason.empty()) {
     fit.guarantee.guarantee_void = true;
     fit.guarantee.void_reasons.push_back(void_reason);
   }
-  DPEM_ASSIGN_OR_RETURN(const DataMatrix unit, MapToUnitBall(x, fit.domain, nullptr));
+  DPEM_ASSIGN_OR_RETURN(const UnitBallRowSource unit, UnitBallRowSource::Create(x, fit.domain));
   std::optional<KmeansPlan> plan;
   if (options.IsPrivate()) {
     DPEM_ASSIGN_OR_RETURN(plan, MakePlan(options, x.cols()));
@@ -300,8 +307,8 @@ StatusOr<KmeansFit> FitKmeans(const DataMatrix& x, const KmeansFitOptions& optio
   }
   DPEM_ASSIGN_OR_RETURN(Eigen::MatrixXd centres,
                         InitialCentres(options, fit.domain, x.cols(), gen));
-  DPEM_RETURN_IF_ERROR(RunIterations(unit, options, plan ? &*plan : nullptr, gen, centres,
-                                     fit.guarantee.ledger));
+  DPEM_RETURN_IF_ERROR(RunIterations(unit, engine, options, plan ? &*plan : nullptr, gen,
+                                     centres, fit.guarantee.ledger));
   if (plan) DPEM_RETURN_IF_ERROR(Reaccount(options, *plan, fit.guarantee));
   fit.centres = MapFromUnitBall(DataMatrix(centres), fit.domain);
   fit.method = options.method;

@@ -63,6 +63,34 @@ TEST(KmeansStatisticsTest, MatchesBruteForceAcrossManyBlocks) {
   EXPECT_NEAR(s->sse, sse, 1e-9 * sse);
 }
 
+TEST(KmeansStatisticsTest, EnginePassMatchesBruteForceForAnyThreadsAndBlocks) {
+  const DataMatrix x = RandomData(1000, 3, 5);
+  const Eigen::MatrixXd c = RandomData(4, 3, 6);
+  Eigen::VectorXd counts;
+  Eigen::MatrixXd sums;
+  double sse = 0.0;
+  BruteForce(c, x, counts, sums, sse);
+  const MatrixRowSource source = *MatrixRowSource::Borrow(x);
+  for (int threads : {1, 2, 3}) {
+    for (Eigen::Index rows : {7, 0}) {  // 0: the engine's default block size.
+      const Engine engine = *Engine::Create({threads, rows});
+      const StatusOr<KmeansStatistics> s = ComputeKmeansStatistics(c, source, engine);
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      EXPECT_EQ(s->n, x.rows());
+      EXPECT_EQ(s->counts, counts);
+      EXPECT_LT((s->sums - sums).cwiseAbs().maxCoeff(), 1e-12);
+      EXPECT_NEAR(s->sse, sse, 1e-12 * sse);
+      // Same thread count, same bits.
+      const KmeansStatistics again = *ComputeKmeansStatistics(c, source, engine);
+      EXPECT_EQ(again.sums, s->sums);
+    }
+  }
+  const DataMatrix wrong = RandomData(10, 2, 7);
+  EXPECT_FALSE(ComputeKmeansStatistics(c, *MatrixRowSource::Borrow(wrong),
+                                       *Engine::Create({1, 0}))
+                   .ok());
+}
+
 TEST(KmeansStatisticsTest, AddSumsDisjointBlocksAndRefusesShapes) {
   const DataMatrix x = RandomData(100, 2, 3);
   const Eigen::MatrixXd c = RandomData(3, 2, 4);

@@ -39,6 +39,8 @@
 #include "dpem/accounting/ledger.h"
 #include "dpem/data/domain.h"
 #include "dpem/data/matrix.h"
+#include "dpem/data/row_source.h"
+#include "dpem/engine/engine.h"
 #include "dpem/random/generator.h"
 #include "dpem/status.h"
 
@@ -98,6 +100,13 @@ class NearestCentre {
 // (models/gmm.h). InvalidArgument on mismatched or non-finite input.
 StatusOr<KmeansStatistics> ComputeKmeansStatistics(const Eigen::MatrixXd& centres,
                                                    const DataMatrix& x);
+
+// The same pass over a row source on the fitting engine's threads
+// (engine/engine.h): per-thread statistics merged in thread order, so the
+// result depends on the thread count only through the order of
+// floating-point sums. InvalidArgument on mismatched shapes.
+StatusOr<KmeansStatistics> ComputeKmeansStatistics(const Eigen::MatrixXd& centres,
+                                                   const RowSource& x, const Engine& engine);
 
 // The normalised intra-cluster variance of `x` under `centres`:
 //   NICV = (1/N) sum_i min_k ||x_i - mu_k||^2
@@ -187,6 +196,9 @@ struct KmeansFitOptions {
   // several methods from the same centres; empty: drawn uniformly in the
   // domain's ball from the generator, independent of the data.
   Eigen::MatrixXd initial_centres;
+  // Threads and block size of the fitting engine (results depend on the
+  // thread count only through the order of floating-point sums).
+  EngineOptions engine;
   // Called after each iteration, if set.
   std::function<void(const KmeansIterationReport&)> progress;
 
@@ -222,9 +234,14 @@ struct KmeansFit {
   std::optional<std::uint64_t> seed;
 };
 
-// Fits K centres to `x` (original units). Requires options.Validate() OK,
-// N >= K, finite data whose columns match the domain centre and the initial
-// centres.
+// Fits K centres to `x` (original units), read block by block through the
+// public domain (never copied whole; a memory-mapped file larger than memory
+// streams), on the fitting engine. Requires options.Validate() OK, N >= K,
+// columns matching the domain centre and the initial centres.
+StatusOr<KmeansFit> FitKmeans(const RowSource& x, const KmeansFitOptions& options,
+                              Generator& gen);
+
+// The same on a matrix in memory; also InvalidArgument for non-finite data.
 StatusOr<KmeansFit> FitKmeans(const DataMatrix& x, const KmeansFitOptions& options,
                               Generator& gen);
 
