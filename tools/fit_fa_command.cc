@@ -35,6 +35,7 @@ struct FitFaFlags {
   std::optional<std::string> seed;
   bool quiet = false;
   BudgetFlags budget;
+  int threads = 0;
 };
 
 Status DomainFlagsInto(const FitFaFlags& f, FaFitOptions& o) {
@@ -73,6 +74,7 @@ StatusOr<FaFitOptions> OptionsFromFlags(const FitFaFlags& f) {
   DPEM_RETURN_IF_ERROR(RequirePositiveFinite("--eigenvalue-floor", f.eigenvalue_floor));
   o.eigenvalue_floor = f.eigenvalue_floor;
   DPEM_ASSIGN_OR_RETURN(o.epsilon, ParseEpsilonFlag("--epsilon", f.epsilon_text));
+  DPEM_ASSIGN_OR_RETURN(o.engine, EngineFromThreadsFlag(f.threads));
   DPEM_RETURN_IF_ERROR(DomainFlagsInto(f, o));
   return o;
 }
@@ -104,15 +106,15 @@ Status RunFitFa(const FitFaFlags& f) {
   DPEM_RETURN_IF_ERROR(internal::CheckCanCreate(f.output));
   DPEM_RETURN_IF_ERROR(
       ChargeBudget(f.budget, f.input, options.epsilon, options.delta, "dpem fit fa"));
-  DPEM_ASSIGN_OR_RETURN(const DataMatrix x, ReadMatrix(f.input));
-  if (options.em.factors > x.cols()) {
+  DPEM_ASSIGN_OR_RETURN(const std::unique_ptr<RowSource> x, OpenRowSource(f.input));
+  if (options.em.factors > x->cols()) {
     return InvalidArgumentError("--factors: L = " + std::to_string(options.em.factors) +
                                 " exceeds the number of columns d = " +
-                                std::to_string(x.cols()) + " of " + f.input);
+                                std::to_string(x->cols()) + " of " + f.input);
   }
   options.em.progress = ProgressLine(f.quiet, options.em.iterations);
   DPEM_ASSIGN_OR_RETURN(Generator gen, MakeGenerator(f.seed));
-  StatusOr<FaFit> fit = FitFactorAnalysis(x, options, gen);
+  StatusOr<FaFit> fit = FitFactorAnalysis(*x, options, gen);
   if (!fit.ok()) return Status(fit.status().code(), f.input + ": " + fit.status().message());
   WarnAboutGuarantee(*fit, f.quiet);
   return WriteFaModel(f.output, *fit);
@@ -175,6 +177,7 @@ Command AddFitFaCommand(CLI::App& fit) {
       "fa", "Fit factor analysis x = c + W z + e (one private release of the second "
             "moment, then EM) and write a model file.");
   AddOptions(app, *f);
+  AddThreadsOption(app, &f->threads);
   AddBudgetFlags(app, &f->budget);
   return {app, [f] { return RunFitFa(*f); }};
 }

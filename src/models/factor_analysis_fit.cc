@@ -1,8 +1,11 @@
 // The (private) factor analysis fit: one Analyze Gauss release of the second
 // moment, then EM as post-processing (dpem/models/factor_analysis.h).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "dpem/accounting/analytic_gaussian.h"
 #include "dpem/mechanisms/analyze_gauss.h"
@@ -15,10 +18,11 @@ namespace {
 
 // Releases T = sum u u^T through ReleaseFaSecondMoment, and certifies the
 // ledger's one release by the exact Gaussian profile (no composition).
-StatusOr<Eigen::MatrixXd> ReleaseAndCertify(const DataMatrix& unit, const FaFitOptions& o,
-                                            Generator& gen, FaGuarantee& g) {
-  DPEM_ASSIGN_OR_RETURN(Eigen::MatrixXd t,
-                        ReleaseFaSecondMoment(unit, o.epsilon, o.delta, gen, g.ledger));
+StatusOr<Eigen::MatrixXd> ReleaseAndCertify(const RowSource& unit, const FaFitOptions& o,
+                                            const Engine& engine, Generator& gen,
+                                            FaGuarantee& g) {
+  DPEM_ASSIGN_OR_RETURN(Eigen::MatrixXd t, ReleaseFaSecondMoment(unit, o.epsilon, o.delta,
+                                                                 engine, gen, g.ledger));
   if (g.ledger.size() != 1) return InternalError("the fit must make exactly one release");
   const Release& r = g.ledger.releases().front();
   g.noise_multiplier = r.NoiseMultiplier();
@@ -29,12 +33,32 @@ StatusOr<Eigen::MatrixXd> ReleaseAndCertify(const DataMatrix& unit, const FaFitO
   return t;
 }
 
-// sum_i u_i u_i^T (d x d), by a symmetric rank-N update.
-Eigen::MatrixXd SecondMomentSum(const DataMatrix& unit) {
-  Eigen::MatrixXd t = Eigen::MatrixXd::Zero(unit.cols(), unit.cols());
-  t.selfadjointView<Eigen::Lower>().rankUpdate(unit.transpose());
-  t.triangularView<Eigen::StrictlyUpper>() = t.transpose();
-  return t;
+// sum_i u_i u_i^T (d x d), by symmetric rank updates per block on the
+// engine's threads (merged in thread order), and the largest squared row norm.
+struct SecondMoment {
+  Eigen::MatrixXd sum;
+  double largest_squared_norm = 0.0;
+};
+
+StatusOr<SecondMoment> SecondMomentSum(const RowSource& unit, const Engine& engine) {
+  const Eigen::Index d = unit.cols();
+  std::vector<SecondMoment> parts(static_cast<size_t>(engine.threads()),
+                                  SecondMoment{Eigen::MatrixXd::Zero(d, d), 0.0});
+  DPEM_RETURN_IF_ERROR(engine.ForEachBlock(
+      unit, d, [&](int thread, const RowBlock& block, Eigen::Index) {
+        SecondMoment& p = parts[static_cast<size_t>(thread)];
+        p.sum.selfadjointView<Eigen::Lower>().rankUpdate(block.transpose());
+        p.largest_squared_norm =
+            std::max(p.largest_squared_norm, block.rowwise().squaredNorm().maxCoeff());
+        return OkStatus();
+      }));
+  SecondMoment total = std::move(parts[0]);
+  for (size_t t = 1; t < parts.size(); ++t) {
+    total.sum += parts[t].sum;
+    total.largest_squared_norm = std::max(total.largest_squared_norm, parts[t].largest_squared_norm);
+  }
+  total.sum.triangularView<Eigen::StrictlyUpper>() = total.sum.transpose();
+  return total;
 }
 
 FaGuarantee NewGuarantee(const FaFitOptions& o) {
@@ -59,19 +83,32 @@ FaParameters ToOriginalUnits(FaParameters p, const DataDomain& d) {
 StatusOr<Eigen::MatrixXd> ReleaseFaSecondMoment(const DataMatrix& unit, double epsilon,
                                                 double delta, Generator& gen,
                                                 PrivacyLedger& ledger) {
+  if (unit.rows() == 0 || unit.cols() == 0 || !unit.allFinite()) {
+    return InvalidArgumentError("the released records must be finite and in the unit ball");
+  }
+  DPEM_ASSIGN_OR_RETURN(const MatrixRowSource source, MatrixRowSource::Borrow(unit));
+  DPEM_ASSIGN_OR_RETURN(const Engine engine, Engine::Create({1, 0}));
+  return ReleaseFaSecondMoment(source, epsilon, delta, engine, gen, ledger);
+}
+
+StatusOr<Eigen::MatrixXd> ReleaseFaSecondMoment(const RowSource& unit, double epsilon,
+                                                double delta, const Engine& engine,
+                                                Generator& gen, PrivacyLedger& ledger) {
   if (!(epsilon > 0.0 && std::isfinite(epsilon)) || !(delta > 0.0 && delta < 1.0)) {
     return InvalidArgumentError("the release needs finite epsilon > 0 and delta in (0, 1)");
   }
-  if (unit.rows() == 0 || unit.cols() == 0 || !unit.allFinite() ||
-      unit.rowwise().norm().maxCoeff() > 1.0) {
+  if (unit.rows() == 0 || unit.cols() == 0) {
     return InvalidArgumentError("the released records must be finite and in the unit ball");
   }
   DPEM_ASSIGN_OR_RETURN(const double z, CalibrateAnalyticGaussian(epsilon, delta));
   const NoiseSpec spec{MechanismKind::kGaussian, kFaSecondMomentSensitivity, z,
                        "second moment sum_i u_i u_i^T"};
-  Eigen::MatrixXd t = SecondMomentSum(unit);
-  DPEM_RETURN_IF_ERROR(ReleaseSymmetric(t, spec, gen, ledger));
-  return t;
+  DPEM_ASSIGN_OR_RETURN(SecondMoment t, SecondMomentSum(unit, engine));
+  if (!(t.largest_squared_norm <= 1.0)) {  // Checked before anything is drawn.
+    return InvalidArgumentError("the released records must be finite and in the unit ball");
+  }
+  DPEM_RETURN_IF_ERROR(ReleaseSymmetric(t.sum, spec, gen, ledger));
+  return std::move(t.sum);
 }
 
 Status FaFitOptions::Validate() const {
@@ -93,32 +130,42 @@ StatusOr<FaFit> FitFactorAnalysis(const DataMatrix& x, const FaFitOptions& optio
   DPEM_RETURN_IF_ERROR(options.Validate());
   if (x.rows() == 0 || x.cols() == 0) return InvalidArgumentError("the data is empty");
   if (!x.allFinite()) return InvalidArgumentError("the data holds NaN or infinite values");
+  DPEM_ASSIGN_OR_RETURN(const MatrixRowSource source, MatrixRowSource::Borrow(x));
+  return FitFactorAnalysis(source, options, gen);
+}
+
+// Row sources are checked for non-finite values when they are opened.
+StatusOr<FaFit> FitFactorAnalysis(const RowSource& x, const FaFitOptions& options,
+                                  Generator& gen) {
+  DPEM_RETURN_IF_ERROR(options.Validate());
+  if (x.rows() == 0 || x.cols() == 0) return InvalidArgumentError("the data is empty");
   if (options.em.factors > x.cols()) {
     return InvalidArgumentError("factors L = " + std::to_string(options.em.factors) +
                                 " exceeds the dimension d = " + std::to_string(x.cols()));
   }
+  DPEM_ASSIGN_OR_RETURN(const Engine engine, Engine::Create(options.engine));
   FaFit fit;
   fit.guarantee = NewGuarantee(options);
   std::string void_reason;
-  DPEM_ASSIGN_OR_RETURN(const MatrixRowSource source, MatrixRowSource::Borrow(x));
-  DPEM_ASSIGN_OR_RETURN(fit.domain, ResolveFitDomain(source, options.domain,
-                                                     options.IsPrivate(), &void_reason));
+  DPEM_ASSIGN_OR_RETURN(fit.domain, ResolveFitDomain(x, options.domain, options.IsPrivate(),
+                                                     &void_reason));
   if (!void_reason.empty()) {
     fit.guarantee.guarantee_void = true;
     fit.guarantee.void_reasons.push_back(void_reason);
   }
-  DPEM_ASSIGN_OR_RETURN(const DataMatrix unit, MapToUnitBall(x, fit.domain, nullptr));
+  DPEM_ASSIGN_OR_RETURN(const UnitBallRowSource unit, UnitBallRowSource::Create(x, fit.domain));
   const double n = static_cast<double>(x.rows());
   FaParameters unit_params;
   if (options.IsPrivate()) {
     DPEM_ASSIGN_OR_RETURN(const Eigen::MatrixXd t,
-                          ReleaseAndCertify(unit, options, gen, fit.guarantee));
+                          ReleaseAndCertify(unit, options, engine, gen, fit.guarantee));
     internal::Eigenpairs eig;  // One decomposition: the floor and the start.
     DPEM_ASSIGN_OR_RETURN(const Eigen::MatrixXd s,
                           internal::FloorEigenvalues(t / n, options.eigenvalue_floor, &eig));
     DPEM_ASSIGN_OR_RETURN(unit_params, internal::FitFaWithEigenpairs(s, eig, options.em));
   } else {
-    DPEM_ASSIGN_OR_RETURN(unit_params, FitFaToSecondMoment(SecondMomentSum(unit) / n, options.em));
+    DPEM_ASSIGN_OR_RETURN(const SecondMoment t, SecondMomentSum(unit, engine));
+    DPEM_ASSIGN_OR_RETURN(unit_params, FitFaToSecondMoment(t.sum / n, options.em));
   }
   fit.parameters = ToOriginalUnits(unit_params, fit.domain);
   fit.n = x.rows();

@@ -220,6 +220,32 @@ TEST(FaFitTest, NonPrivateFitMakesNoReleaseAndReachesTheSampleOptimum) {
   EXPECT_GE(*fitted, *true_ll);  // The MLE beats the generating model.
 }
 
+TEST(FaFitTest, AnyThreadCountAndBlockSizeGiveTheSameFitUpToRounding) {
+  // The one pass over the data runs on the engine; the sum of u u^T over
+  // blocks and threads is the matrix version's up to rounding, and the same
+  // seed draws the same noise.
+  const DataMatrix x = Draw(TestModel(), 701, 13);
+  FaFitOptions o = PrivateOptions();
+  o.engine = {1, 0};
+  Generator gen = Generator::FromSeed(14);
+  const StatusOr<FaFit> one = FitFactorAnalysis(x, o, gen);
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  for (EngineOptions e : {EngineOptions{2, 7}, EngineOptions{3, 100}}) {
+    o.engine = e;
+    Generator again = Generator::FromSeed(14);
+    const StatusOr<FaFit> other = FitFactorAnalysis(*MatrixRowSource::Borrow(x), o, again);
+    ASSERT_TRUE(other.ok()) << other.status().ToString();
+    EXPECT_LT((other->parameters.loadings.cwiseAbs() - one->parameters.loadings.cwiseAbs())
+                  .cwiseAbs()
+                  .maxCoeff(),
+              1e-9);
+    EXPECT_LT((other->parameters.noise_variances - one->parameters.noise_variances)
+                  .cwiseAbs()
+                  .maxCoeff(),
+              1e-9);
+  }
+}
+
 TEST(FaFitTest, RejectsBadInput) {
   const DataMatrix x = Draw(TestModel(), 20, 11);
   Generator gen = Generator::FromSeed(12);

@@ -47,6 +47,8 @@
 #include "dpem/accounting/ledger.h"
 #include "dpem/data/domain.h"
 #include "dpem/data/matrix.h"
+#include "dpem/data/row_source.h"
+#include "dpem/engine/engine.h"
 #include "dpem/random/generator.h"
 #include "dpem/status.h"
 
@@ -124,6 +126,12 @@ StatusOr<Eigen::MatrixXd> ReleaseFaSecondMoment(const DataMatrix& unit, double e
                                                 double delta, Generator& gen,
                                                 PrivacyLedger& ledger);
 
+// The same over a row source, summed on the fitting engine's threads (the
+// unit-ball check is made in the same pass).
+StatusOr<Eigen::MatrixXd> ReleaseFaSecondMoment(const RowSource& unit, double epsilon,
+                                                double delta, const Engine& engine,
+                                                Generator& gen, PrivacyLedger& ledger);
+
 // Options of FitFactorAnalysis.
 struct FaFitOptions {
   FaEmOptions em;  // factors and iterations have no defaults.
@@ -137,6 +145,8 @@ struct FaFitOptions {
   // eigenvalues below this are raised to it (FloorEigenvalues), so that EM
   // sees a positive definite matrix. Private fits only. > 0.
   double eigenvalue_floor = 1e-6;
+  // Threads and block size of the fitting engine's one pass over the data.
+  EngineOptions engine;
 
   bool IsPrivate() const { return epsilon != std::numeric_limits<double>::infinity(); }
   Status Validate() const;
@@ -171,6 +181,11 @@ struct FaFit {
 // infinite (file comment). Requires options.Validate() OK, N >= 1, finite x,
 // 1 <= L <= d, and a domain centre that is empty or has d entries.
 StatusOr<FaFit> FitFactorAnalysis(const DataMatrix& x, const FaFitOptions& options,
+                                  Generator& gen);
+
+// The same on a row source, read once, block by block through the domain
+// (never copied whole; a memory-mapped file larger than memory streams).
+StatusOr<FaFit> FitFactorAnalysis(const RowSource& x, const FaFitOptions& options,
                                   Generator& gen);
 
 }  // namespace dpem
