@@ -116,6 +116,7 @@ struct FitFlags {
   std::string accountant{AccountantName(kDefaultAccountant)};
   std::string calibration = "accountant";
   BudgetFlags budget;
+  int threads = 0;
 };
 
 Status PrivacyFlagsInto(const FitFlags& f, GradientEmOptions& o) {
@@ -179,6 +180,7 @@ StatusOr<GradientEmOptions> FitOptionsFromFlags(const FitFlags& f) {
                                                   static_cast<Eigen::Index>(f.init.size()));
     if (!o.initial.allFinite()) return InvalidArgumentError("--init: values must be finite");
   }
+  DPEM_ASSIGN_OR_RETURN(o.engine, EngineFromThreadsFlag(f.threads));
   DPEM_RETURN_IF_ERROR(PrivacyFlagsInto(f, o));
   return o;
 }
@@ -289,6 +291,7 @@ void AddFitOptions(CLI::App* app, FitFlags& f) {
   app->add_option("--seed", f.seed, "Seed a reproducible generator (not for production)");
   app->add_flag("--json", f.json_output, "Print the result as JSON");
   app->add_flag("--trajectory", f.trajectory, "Include beta^0..beta^T in the output");
+  AddThreadsOption(app, &f.threads);
   AddBudgetFlags(app, &f.budget);
 }
 

@@ -4,10 +4,13 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "dpem/accounting/calibration.h"
 #include "dpem/mechanisms/additive_noise.h"
+#include "dpem/data/row_source.h"
 #include "dpem/random/samplers.h"
+#include "models/gradient_em_internal.h"
 
 namespace dpem {
 namespace {
@@ -75,47 +78,58 @@ StatusOr<NoisePlan> MakeNoisePlan(const GradientEmOptions& o, double n, double d
   return plan;
 }
 
-// Column j of `rows` through the robust estimator, for every j.
-Eigen::VectorXd RobustColumnMeans(const DataMatrix& rows, const RobustMeanParameters& p) {
-  Eigen::VectorXd out(rows.cols());
-  for (Eigen::Index j = 0; j < rows.cols(); ++j) {
-    double sum = 0.0;
-    for (Eigen::Index i = 0; i < rows.rows(); ++i) sum += SmoothedTruncatedValue(rows(i, j), p);
-    out(j) = sum / static_cast<double>(rows.rows());
-  }
-  return out;
-}
-
-// Algorithm 1, line 3: each gradient scaled to L2 norm at most C, averaged.
-Eigen::VectorXd ClippedMean(const DataMatrix& rows, double clip) {
-  Eigen::VectorXd sum = Eigen::VectorXd::Zero(rows.cols());
+// Adds one block's rows to `sum` as the method's mean needs them: through
+// the robust estimator per coordinate (kDp, kDpEm), scaled to L2 norm at most
+// C (kClipped, Algorithm 1 line 3), or as they are.
+void AccumulateRows(const DataMatrix& rows, const GradientEmOptions& o, const NoisePlan& plan,
+                    Eigen::VectorXd& sum) {
   for (Eigen::Index i = 0; i < rows.rows(); ++i) {
-    // A gradient that overflowed carries no usable direction: it contributes
-    // 0 (any vector of norm <= C keeps the sensitivity), never NaN.
-    if (!rows.row(i).allFinite()) continue;
-    const double norm = rows.row(i).norm();
-    if (!std::isfinite(norm)) continue;
-    const double factor = norm > clip ? clip / norm : 1.0;
-    sum += factor * rows.row(i).transpose();
+    if (UsesRobustMean(o.method)) {
+      for (Eigen::Index j = 0; j < rows.cols(); ++j) {
+        sum(j) += SmoothedTruncatedValue(rows(i, j), plan.robust);
+      }
+    } else if (o.method == GradientEmMethod::kClipped) {
+      // A gradient that overflowed carries no usable direction: it
+      // contributes 0 (any vector of norm <= C keeps the sensitivity).
+      if (!rows.row(i).allFinite()) continue;
+      const double norm = rows.row(i).norm();
+      if (!std::isfinite(norm)) continue;
+      sum += (norm > o.clip ? o.clip / norm : 1.0) * rows.row(i).transpose();
+    } else {
+      sum += rows.row(i).transpose();
+    }
   }
-  return sum / static_cast<double>(rows.rows());
 }
 
 // One iteration's statistic (before noise): the (robust, clipped or plain)
-// mean gradient, or for DP EM the robust mean of the EM maps.
+// mean gradient, or for DP EM the robust mean of the EM maps; one pass on the
+// engine, per-thread sums merged in thread order. The engine walks the rows
+// of x; y and the mask are read at the same rows.
 StatusOr<Eigen::VectorXd> IterationStatistic(const GradientEmData& data,
                                              const Eigen::VectorXd& beta,
-                                             const GradientEmOptions& o, const NoisePlan& plan) {
-  if (o.method == GradientEmMethod::kDpEm) {
-    DPEM_ASSIGN_OR_RETURN(const DataMatrix f, PerRecordGmmEmMaps(data, beta, o.sigma));
-    return RobustColumnMeans(f, plan.robust);
-  }
-  DPEM_ASSIGN_OR_RETURN(const DataMatrix g, PerRecordGradients(data, beta, o.sigma));
-  switch (o.method) {
-    case GradientEmMethod::kDp: return RobustColumnMeans(g, plan.robust);
-    case GradientEmMethod::kClipped: return ClippedMean(g, o.clip);
-    default: return Eigen::VectorXd(g.colwise().mean().transpose());
-  }
+                                             const GradientEmOptions& o, const NoisePlan& plan,
+                                             const RowSource& rows, const Engine& engine) {
+  if (!beta.allFinite()) return InvalidArgumentError("beta is not finite");  // As before.
+  struct Worker {
+    Eigen::VectorXd sum;
+    DataMatrix block;
+  };
+  std::vector<Worker> workers(static_cast<size_t>(engine.threads()));
+  for (Worker& w : workers) w.sum = Eigen::VectorXd::Zero(data.d());
+  DPEM_RETURN_IF_ERROR(engine.ForEachBlock(
+      rows, 2 * data.d(), [&](int thread, const RowBlock& block, Eigen::Index first) {
+        Worker& w = workers[static_cast<size_t>(thread)];
+        w.block.resize(block.rows(), data.d());
+        if (o.method == GradientEmMethod::kDpEm) {
+          internal::GmmEmMapRows(data, beta, o.sigma, first, w.block);
+        } else {
+          internal::GradientRows(data, beta, o.sigma, first, w.block);
+        }
+        AccumulateRows(w.block, o, plan, w.sum);
+        return OkStatus();
+      }));
+  for (size_t t = 1; t < workers.size(); ++t) workers[0].sum += workers[t].sum;
+  return Eigen::VectorXd(workers[0].sum / static_cast<double>(data.n()));
 }
 
 Status Reaccount(const GradientEmOptions& o, GradientEmGuarantee& g) {
@@ -219,9 +233,12 @@ StatusOr<GradientEmFit> FitGradientEm(const GradientEmData& data,
   GradientEmFit fit;
   fit.guarantee = NewGuarantee(options, plan);
   DPEM_ASSIGN_OR_RETURN(Eigen::VectorXd beta, InitialBeta(options, data.d(), gen));
+  DPEM_ASSIGN_OR_RETURN(const Engine engine, Engine::Create(options.engine));
+  DPEM_ASSIGN_OR_RETURN(const MatrixRowSource rows, MatrixRowSource::Borrow(data.x));
   fit.trajectory.push_back(beta);
   for (int t = 1; t <= options.iterations; ++t) {
-    DPEM_ASSIGN_OR_RETURN(Eigen::VectorXd stat, IterationStatistic(data, beta, options, plan));
+    DPEM_ASSIGN_OR_RETURN(Eigen::VectorXd stat,
+                          IterationStatistic(data, beta, options, plan, rows, engine));
     if (options.IsPrivate()) {
       const NoiseSpec spec{MechanismKind::kGaussian, plan.sensitivity, plan.multiplier,
                            "iteration " + std::to_string(t) + " / " +

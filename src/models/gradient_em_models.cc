@@ -4,6 +4,7 @@
 #include <string>
 
 #include "dpem/models/gradient_em.h"
+#include "models/gradient_em_internal.h"
 
 namespace dpem {
 namespace {
@@ -113,15 +114,38 @@ StatusOr<DataMatrix> PerRecordGradients(const GradientEmData& data,
                                         const Eigen::VectorXd& beta, double sigma) {
   DPEM_RETURN_IF_ERROR(CheckBeta(data, beta, sigma));
   DataMatrix g(data.n(), data.d());
-  for (Eigen::Index i = 0; i < data.n(); ++i) {
+  internal::GradientRows(data, beta, sigma, 0, g);
+  return g;
+}
+
+// Appendix I: M_n(beta) = (1/n) sum_i (2 w_beta(y_i) - 1) y_i.
+StatusOr<DataMatrix> PerRecordGmmEmMaps(const GradientEmData& data,
+                                        const Eigen::VectorXd& beta, double sigma) {
+  if (data.model != GradientEmModel::kGmm) {
+    return InvalidArgumentError("DP EM (Algorithm 3) is defined for the GMM only");
+  }
+  DPEM_RETURN_IF_ERROR(CheckBeta(data, beta, sigma));
+  DataMatrix f(data.n(), data.d());
+  internal::GmmEmMapRows(data, beta, sigma, 0, f);
+  return f;
+}
+
+}  // namespace dpem
+
+namespace dpem::internal {
+
+void GradientRows(const GradientEmData& data, const Eigen::VectorXd& beta, double sigma,
+                  Eigen::Index first, DataMatrix& g) {
+  for (Eigen::Index r = 0; r < g.rows(); ++r) {
+    const Eigen::Index i = first + r;
     const Eigen::VectorXd x = data.x.row(i).transpose();
     switch (data.model) {
       case GradientEmModel::kGmm:
-        g.row(i) = (TwoWMinusOne(beta.dot(x), sigma) * x - beta).transpose();
+        g.row(r) = (TwoWMinusOne(beta.dot(x), sigma) * x - beta).transpose();
         break;
       case GradientEmModel::kMrm: {
         const double y = data.y(i);
-        g.row(i) = (TwoWMinusOne(y * beta.dot(x), sigma) * y * x - x * x.dot(beta)).transpose();
+        g.row(r) = (TwoWMinusOne(y * beta.dot(x), sigma) * y * x - x * x.dot(beta)).transpose();
         break;
       }
       case GradientEmModel::kRmc: {
@@ -135,26 +159,18 @@ StatusOr<DataMatrix> PerRecordGradients(const GradientEmData& data,
         const double denominator = sigma * sigma + b.squaredNorm();
         const Eigen::VectorXd k_beta =
             m * m.dot(beta) + b - b * (b.dot(beta) / denominator);
-        g.row(i) = (y * m - k_beta).transpose();
+        g.row(r) = (y * m - k_beta).transpose();
         break;
       }
     }
   }
-  return g;
 }
 
-// Appendix I: M_n(beta) = (1/n) sum_i (2 w_beta(y_i) - 1) y_i.
-StatusOr<DataMatrix> PerRecordGmmEmMaps(const GradientEmData& data,
-                                        const Eigen::VectorXd& beta, double sigma) {
-  if (data.model != GradientEmModel::kGmm) {
-    return InvalidArgumentError("DP EM (Algorithm 3) is defined for the GMM only");
+void GmmEmMapRows(const GradientEmData& data, const Eigen::VectorXd& beta, double sigma,
+                  Eigen::Index first, DataMatrix& f) {
+  for (Eigen::Index r = 0; r < f.rows(); ++r) {
+    f.row(r) = TwoWMinusOne(data.x.row(first + r).dot(beta), sigma) * data.x.row(first + r);
   }
-  DPEM_RETURN_IF_ERROR(CheckBeta(data, beta, sigma));
-  DataMatrix f(data.n(), data.d());
-  for (Eigen::Index i = 0; i < data.n(); ++i) {
-    f.row(i) = TwoWMinusOne(data.x.row(i).dot(beta), sigma) * data.x.row(i);
-  }
-  return f;
 }
 
-}  // namespace dpem
+}  // namespace dpem::internal

@@ -42,6 +42,7 @@
 #include "dpem/accounting/accountant.h"
 #include "dpem/accounting/ledger.h"
 #include "dpem/data/matrix.h"
+#include "dpem/engine/engine.h"
 #include "dpem/mechanisms/robust_mean.h"
 #include "dpem/random/generator.h"
 #include "dpem/status.h"
@@ -117,6 +118,9 @@ struct GradientEmOptions {
   // sphere of radius init_norm (the paper's random initialisation).
   Eigen::VectorXd initial;
   double init_norm = 1.0;
+  // Threads and block size of the fitting engine (results depend on the
+  // thread count only through the order of floating-point sums).
+  EngineOptions engine;
 
   bool IsPrivate() const { return method != GradientEmMethod::kNonPrivate; }
   // Checks everything that does not need the data.
