@@ -1,32 +1,30 @@
-// The private E-step pass in component frames (gmm_frames.h): responsibilities
-// as in the plain pass, a clip factor per record and component, and the
-// statistics of the clipped records, accumulated block by block on the
-// engine's threads in global coordinates and mapped into each frame at the
-// end.
+// The private E-step pass in component frames (gmm_frames.h): the
+// responsibilities of the plain pass (GmmDensityEvaluator), then, for each
+// component, every record's frame coordinates u computed explicitly and
+// accumulated as they are: sum g, sum g u, sum g T(u).
 //
-// Per row x and component k, with g the responsibility and c the clip factor
-// of frame k (c = 1 in the global frame), the pass accumulates
-//   N_k = sum g,  (n1, s1) = sum g c (1, x),  (n2, s2, q2) = sum g c^2 (1, x, T(x)),
-// as matrix products of the weights with one feature matrix per block,
-// phi(x) = (T(x) packed, x, 1): the packed lower triangle of x x^T (full),
-// x (.) x (diagonal) or ||x||^2 (spherical). The framed statistics follow by
-// exact algebra: with u = c S^{-1}(x - m),
-//   sum g u      = S^{-1} (s1 - n1 m),
-//   sum g u u^T  = S^{-1} (q2 - s2 m^T - m s2^T + n2 m m^T) S^{-T}
-// (its diagonal or trace for the other types, S being diagonal there).
+// Why explicitly. The framed statistics could be had from global sums by an
+// affine map (S^{-1}(sum g x - N m), ...), but that map multiplies the sums'
+// rounding error by up to 1 / (rho^2 lambda_min), which grows with N and
+// without bound as a component shrinks; the error would be data-dependent and
+// could exceed the sensitivity. Accumulating the u's themselves makes the
+// released sums ordinary floating-point sums of vectors in the unit ball, as
+// in the global frame.
 //
-// The clip factor comes from the squared Mahalanobis distance D = ||L^{-1}(x -
-// m)||^2 the responsibilities need anyway (full: a linear function of the
-// quadratic features, one product per block). Its computed value is inflated
-// by an absolute bound on the product's rounding, 2 (F + 2) u sum_j |w_j|
-// (features of unit-ball rows are at most 1 in magnitude; u = 2^-53), and by
-// the frame's relative margin (gmm_frames.cc), so that the inflated value is
-// at least the exact one and c = min(1, rho / sqrt(inflated)) keeps ||u|| <= 1.
-#include <Eigen/Cholesky>
+// The unit ball, as computed. For a local frame, y = S^{-1}(x - m) comes from
+// a triangular solve, its squared norm n_y is computed, and
+//   u = y                         if n_y <= kInsideSquared,
+//   u = y * kShrunkRadius / sqrt(n_y)   otherwise,
+//   u = 0                         if n_y is not finite (overflow; any vector
+//                                 of norm <= 1 keeps the sensitivity).
+// The computed norm has relative error below (d + 2) 2^-53 and the scaling
+// adds 2^-52, far inside the 1e-12 margin of kShrunkRadius and
+// kInsideSquared, so every accumulated u has norm at most 1. Global frames
+// accumulate the unit-ball records themselves (the domain map guarantees
+// their norm).
 #include <Eigen/Core>
 
 #include <cmath>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -36,249 +34,89 @@
 namespace dpem::internal {
 namespace {
 
-constexpr double kLog2Pi = 1.8378770664093454835606594728112;  // log(2 pi)
-constexpr double kUnitRoundoff = 0x1p-53;
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
-
-// Width of the second-moment part of phi: d(d+1)/2, d or 1.
-Eigen::Index SecondWidth(CovarianceType type, Eigen::Index d) {
-  switch (type) {
-    case CovarianceType::kFull: return d * (d + 1) / 2;
-    case CovarianceType::kDiagonal: return d;
-    case CovarianceType::kSpherical: return 1;
-  }
-  return 0;
-}
-
-// What the pass needs of the parameters and frames.
-struct FramedKernel {
-  CovarianceType type = CovarianceType::kFull;
-  Eigen::Index d = 0;
-  Eigen::VectorXd offsets;         // K: log pi_k - (d log 2 pi + log|Sigma_k|) / 2.
-  Eigen::MatrixXd maha_weights;    // kFull: F x K, D as a linear function of phi.
-  Eigen::MatrixXd means;           // kDiagonal, kSpherical: K x d.
-  Eigen::MatrixXd inverse_stddev;  // kDiagonal, kSpherical: K x d.
-  Eigen::VectorXd clip_limit;      // K: rho^2 for local frames, +inf for global.
-  Eigen::VectorXd inflate_add;     // K: absolute rounding bound of D.
-  Eigen::VectorXd inflate_mul;     // K: relative factor (1 / (1 - margin), ...).
-
-  Eigen::Index components() const { return offsets.size(); }
-};
-
-// The full type's weights: D = x^T P x - 2 (P m)^T x + m^T P m, P = Sigma^{-1}.
-void FullMahalanobisWeights(const Eigen::MatrixXd& precision, const Eigen::VectorXd& m,
-                            Eigen::Ref<Eigen::VectorXd> w) {
-  const Eigen::Index d = m.size();
-  Eigen::Index f = 0;
-  for (Eigen::Index j = 0; j < d; ++j) {
-    for (Eigen::Index i = j; i < d; ++i) {
-      w(f++) = i == j ? precision(i, i) : precision(i, j) + precision(j, i);
-    }
-  }
-  const Eigen::VectorXd p_m = precision * m;
-  w.segment(f, d) = -2.0 * p_m;
-  w(f + d) = m.dot(p_m);
-}
-
-StatusOr<FramedKernel> MakeKernel(const GmmParameters& p,
-                                  const std::vector<ComponentFrame>& frames) {
-  DPEM_RETURN_IF_ERROR(ValidateParameters(p));
-  const Eigen::Index k_count = p.components();
-  const Eigen::Index d = p.dimension();
-  if (frames.size() != static_cast<size_t>(k_count)) {
-    return InvalidArgumentError("one frame per component is needed");
-  }
-  FramedKernel kn;
-  kn.type = p.type;
-  kn.d = d;
-  kn.offsets.resize(k_count);
-  kn.clip_limit.resize(k_count);
-  kn.inflate_add = Eigen::VectorXd::Zero(k_count);
-  kn.inflate_mul.resize(k_count);
-  const Eigen::Index f_count = FeatureCount(d);
-  if (p.type == CovarianceType::kFull) {
-    kn.maha_weights.resize(f_count, k_count);
-  } else {
-    kn.means = p.means;
-    kn.inverse_stddev.resize(k_count, d);
-  }
-  for (Eigen::Index k = 0; k < k_count; ++k) {
-    const ComponentFrame& fr = frames[static_cast<size_t>(k)];
-    double log_det = 0.0;
-    if (p.type == CovarianceType::kFull) {
-      Eigen::LLT<Eigen::MatrixXd> llt(p.covariances[k]);
-      if (llt.info() != Eigen::Success) {
-        return NumericalError("Cholesky factorisation of covariance " + std::to_string(k) +
-                              " failed");
-      }
-      log_det = 2.0 * llt.matrixLLT().diagonal().array().log().sum();
-      const Eigen::MatrixXd precision = llt.solve(Eigen::MatrixXd::Identity(d, d));
-      FullMahalanobisWeights(precision, p.means.row(k).transpose(), kn.maha_weights.col(k));
-      kn.inflate_add(k) = 2.0 * static_cast<double>(f_count + 2) * kUnitRoundoff *
-                          kn.maha_weights.col(k).cwiseAbs().sum();
-      kn.inflate_mul(k) = 1.0 / (1.0 - fr.margin);
-    } else {
-      const Eigen::ArrayXd variances = p.covariances[k].diagonal().array();
-      kn.inverse_stddev.row(k) = variances.rsqrt().transpose();
-      log_det = variances.log().sum();
-      // A sum of d non-negative squares of terms with relative error <= 3u.
-      kn.inflate_mul(k) =
-          (1.0 + 2.0 * static_cast<double>(d + 6) * kUnitRoundoff) / (1.0 - fr.margin);
-    }
-    kn.offsets(k) = std::log(p.weights(k)) -
-                    0.5 * (static_cast<double>(d) * kLog2Pi + log_det);
-    kn.clip_limit(k) = fr.local ? fr.radius * fr.radius : kInfinity;
-  }
-  return kn;
-}
-
-// phi(x) of each row (see the file comment), B x (width + d + 1).
-void Features(const FramedKernel& kn, const RowBlock& x, Eigen::MatrixXd& phi) {
-  if (kn.type == CovarianceType::kFull) {
-    QuadraticFeatures(x, &phi);
-    return;
-  }
-  const Eigen::Index w = SecondWidth(kn.type, kn.d);
-  phi.resize(x.rows(), w + kn.d + 1);
-  phi.middleCols(w, kn.d) = x;
-  phi.col(w + kn.d).setOnes();
-  if (kn.type == CovarianceType::kDiagonal) {
-    phi.leftCols(w) = phi.middleCols(w, kn.d).array().square().matrix();
-  } else {
-    phi.col(0) = phi.middleCols(w, kn.d).rowwise().squaredNorm();
-  }
-}
-
-// Squared Mahalanobis distances (B x K) of the block's rows.
-void Mahalanobis(const FramedKernel& kn, const RowBlock& x, const Eigen::MatrixXd& phi,
-                 Eigen::MatrixXd& out) {
-  if (kn.type == CovarianceType::kFull) {
-    out.noalias() = phi * kn.maha_weights;
-    return;
-  }
-  // phi's middle columns are x in column-major order: contiguous reads.
-  const Eigen::Index w = SecondWidth(kn.type, kn.d);
-  out.setZero(x.rows(), kn.components());
-  for (Eigen::Index k = 0; k < kn.components(); ++k) {
-    for (Eigen::Index j = 0; j < kn.d; ++j) {
-      out.col(k).array() +=
-          ((phi.col(w + j).array() - kn.means(k, j)) * kn.inverse_stddev(k, j)).square();
-    }
-  }
-}
+// Radius records beyond the frame's ball are scaled to, and the largest
+// computed squared norm left alone (both 1 - 1e-12: see the file comment).
+constexpr double kShrunkRadius = 1.0 - 1e-12;
+constexpr double kInsideSquared = kShrunkRadius * kShrunkRadius;
 
 struct FramedWorker {
-  Eigen::VectorXd counts;  // K.
-  Eigen::MatrixXd t2;      // (width + d + 1) x K: sum g c^2 phi (transposed
-                           // while accumulating, see gmm_estep.cc).
-  Eigen::MatrixXd t1;      // (d + 1) x K: sum g c (x, 1).
-  double log_likelihood = 0.0;
-  Eigen::MatrixXd phi, gamma, clip, weights;
+  GmmStatistics stats;
+  Eigen::MatrixXd gamma, scratch;
+  Eigen::MatrixXd u;            // d x B: column i is record i's u.
+  Eigen::MatrixXd weighted;     // d x B: u scaled by the responsibilities.
 };
 
-void ProcessBlock(const FramedKernel& kn, const RowBlock& x, FramedWorker& w) {
-  Features(kn, x, w.phi);
-  Mahalanobis(kn, x, w.phi, w.gamma);
-  w.clip.setOnes(x.rows(), kn.components());
-  for (Eigen::Index k = 0; k < kn.components(); ++k) {
-    const double limit = kn.clip_limit(k);
-    if (limit == kInfinity) continue;
-    for (Eigen::Index i = 0; i < x.rows(); ++i) {
-      const double bound = (w.gamma(i, k) + kn.inflate_add(k)) * kn.inflate_mul(k);
-      if (bound > limit) w.clip(i, k) = std::sqrt(limit / bound);
-    }
-  }
-  for (Eigen::Index k = 0; k < kn.components(); ++k) {
-    w.gamma.col(k) = (kn.offsets(k) - 0.5 * w.gamma.col(k).array()).matrix();
-  }
-  w.log_likelihood += NormalizeLogJoint(w.gamma).sum();
-  w.counts.noalias() += w.gamma.colwise().sum().transpose();
-  const Eigen::Index tail = kn.d + 1;
-  w.weights = w.gamma.cwiseProduct(w.clip);
-  w.t1.noalias() += w.phi.rightCols(tail).transpose() * w.weights;
-  w.weights.array() *= w.clip.array();
-  w.t2.noalias() += w.phi.transpose() * w.weights;
-}
-
-// Component k's framed statistics from the merged sums.
-void Frame(const FramedKernel& kn, const ComponentFrame& fr, const FramedWorker& sums,
-           Eigen::Index k, GmmStatistics& s) {
-  const Eigen::Index d = kn.d;
-  const Eigen::Index w = SecondWidth(kn.type, d);
-  const Eigen::VectorXd s1 = sums.t1.row(k).head(d).transpose();
-  const Eigen::VectorXd s2 = sums.t2.row(k).segment(w, d).transpose();
-  const double n1 = sums.t1(k, d);
-  const double n2 = sums.t2(k, w + d);
-  const Eigen::VectorXd& m = fr.origin;
-  const auto lower = fr.scale.triangularView<Eigen::Lower>();
-  s.counts(k) = sums.counts(k);
-  s.sums.row(k) = lower.solve(s1 - n1 * m).transpose();
-  switch (kn.type) {
-    case CovarianceType::kFull: {
-      Eigen::MatrixXd q(d, d);
-      UnpackSymmetric(sums.t2, k, q);
-      const Eigen::MatrixXd cross = s2 * m.transpose();
-      q += n2 * m * m.transpose() - cross - cross.transpose();
-      const Eigen::MatrixXd half = lower.solve(q);
-      const Eigen::MatrixXd framed = lower.solve(half.transpose());
-      s.second_full[k] = 0.5 * (framed + framed.transpose());
+// Adds sum_i g_i (1, u_i, T(u_i)) of component k into `s`.
+void Accumulate(const Eigen::MatrixXd& u, const Eigen::Ref<const Eigen::VectorXd>& g,
+                Eigen::Index k, Eigen::MatrixXd& weighted, GmmStatistics& s) {
+  s.counts(k) += g.sum();
+  s.sums.row(k).noalias() += (u * g).transpose();
+  switch (s.type) {
+    case CovarianceType::kFull:
+      weighted = u * g.asDiagonal();
+      s.second_full[k].noalias() += weighted * u.transpose();
       break;
-    }
-    case CovarianceType::kDiagonal: {
-      const Eigen::ArrayXd q = sums.t2.row(k).head(d).transpose().array();
-      s.second_diag.row(k) = ((q - 2.0 * m.array() * s2.array() + n2 * m.array().square()) /
-                              fr.scale.diagonal().array().square())
-                                 .matrix()
-                                 .transpose();
+    case CovarianceType::kDiagonal:
+      s.second_diag.row(k).noalias() += (u.cwiseAbs2() * g).transpose();
       break;
-    }
-    case CovarianceType::kSpherical: {
-      const double scale = fr.scale(0, 0);
-      s.second_trace(k) =
-          (sums.t2(k, 0) - 2.0 * m.dot(s2) + n2 * m.squaredNorm()) / (scale * scale);
+    case CovarianceType::kSpherical:
+      s.second_trace(k) += u.colwise().squaredNorm().dot(g);
       break;
-    }
   }
 }
 
 }  // namespace
 
+void FrameCoordinates(const RowBlock& x, const ComponentFrame& f, Eigen::MatrixXd& u) {
+  u = x.transpose();
+  if (!f.local) return;
+  u.colwise() -= f.origin;
+  f.scale.triangularView<Eigen::Lower>().solveInPlace(u);
+  for (Eigen::Index i = 0; i < u.cols(); ++i) {
+    const double n = u.col(i).squaredNorm();
+    if (n <= kInsideSquared) continue;
+    if (std::isfinite(n)) {
+      u.col(i) *= kShrunkRadius / std::sqrt(n);
+    } else {
+      u.col(i).setZero();
+    }
+  }
+}
+
 StatusOr<GmmStatistics> ComputeFramedStatistics(const GmmParameters& params,
                                                 const std::vector<ComponentFrame>& frames,
                                                 const RowSource& unit, const Engine& engine) {
-  DPEM_ASSIGN_OR_RETURN(const FramedKernel kn, MakeKernel(params, frames));
-  const Eigen::Index k = params.components();
+  DPEM_ASSIGN_OR_RETURN(const GmmDensityEvaluator evaluator,
+                        GmmDensityEvaluator::Create(params));
+  const Eigen::Index k_count = params.components();
   const Eigen::Index d = params.dimension();
+  if (frames.size() != static_cast<size_t>(k_count)) {
+    return InvalidArgumentError("one frame per component is needed");
+  }
   if (unit.cols() != d) {
     return InvalidArgumentError("data have " + std::to_string(unit.cols()) +
                                 " columns, the model " + std::to_string(d) + " dimensions");
   }
-  const Eigen::Index width = SecondWidth(params.type, d) + d + 1;
   std::vector<FramedWorker> workers(static_cast<size_t>(engine.threads()));
-  for (FramedWorker& w : workers) {
-    w.counts.setZero(k);
-    w.t2.setZero(width, k);
-    w.t1.setZero(d + 1, k);
-  }
+  for (FramedWorker& w : workers) w.stats = ZeroStatistics(params);
+  const Eigen::Index row_doubles = FeatureCount(d) + k_count + 2 * d;
   DPEM_RETURN_IF_ERROR(engine.ForEachBlock(
-      unit, width + 3 * k, [&](int thread, const RowBlock& block, Eigen::Index) {
-        ProcessBlock(kn, block, workers[static_cast<size_t>(thread)]);
+      unit, row_doubles, [&](int thread, const RowBlock& block, Eigen::Index) {
+        FramedWorker& w = workers[static_cast<size_t>(thread)];
+        w.stats.log_likelihood +=
+            evaluator.Responsibilities(block, &w.gamma, &w.scratch).sum();
+        for (Eigen::Index k = 0; k < k_count; ++k) {
+          FrameCoordinates(block, frames[static_cast<size_t>(k)], w.u);
+          Accumulate(w.u, w.gamma.col(k), k, w.weighted, w.stats);
+        }
         return OkStatus();
       }));
-  FramedWorker& total = workers[0];
+  GmmStatistics total = std::move(workers[0].stats);
   for (size_t t = 1; t < workers.size(); ++t) {
-    total.counts += workers[t].counts;
-    total.t2 += workers[t].t2;
-    total.t1 += workers[t].t1;
-    total.log_likelihood += workers[t].log_likelihood;
+    DPEM_RETURN_IF_ERROR(total.Add(workers[t].stats));
   }
-  total.t2.transposeInPlace();  // K x (width + d + 1), as Frame reads them.
-  total.t1.transposeInPlace();
-  GmmStatistics s = ZeroStatistics(params);
-  for (Eigen::Index c = 0; c < k; ++c) Frame(kn, frames[static_cast<size_t>(c)], total, c, s);
-  s.log_likelihood = total.log_likelihood;
-  s.n = unit.rows();
-  return s;
+  total.n = unit.rows();
+  return total;
 }
 
 }  // namespace dpem::internal

@@ -14,22 +14,6 @@
 namespace dpem::internal {
 namespace {
 
-constexpr double kUnitRoundoff = 0x1p-53;
-
-// The relative error bound of a computed squared Mahalanobis distance in a
-// frame of condition number kappa (gmm_framed_estep.cc computes it from the
-// inverse of the covariance formed with its Cholesky factor): the inverse has
-// normwise relative error at most c d u kappa (Higham, Accuracy and Stability
-// of Numerical Algorithms, 2nd ed., Sec. 14.3), which on a vector y costs a
-// relative c d u kappa^2 of y^T Sigma^{-1} y; the Cholesky factor behind the
-// frame's scale adds c d u kappa. We take c = 64 d, generously. Diagonal
-// covariances are inverted entrywise: 64 d u.
-double FrameMargin(CovarianceType type, Eigen::Index d, double kappa) {
-  const double dd = static_cast<double>(d);
-  if (type != CovarianceType::kFull) return 64.0 * dd * kUnitRoundoff;
-  return 64.0 * dd * dd * kUnitRoundoff * kappa * (kappa + 1.0);
-}
-
 ComponentFrame GlobalFrame(Eigen::Index d) {
   ComponentFrame f;
   f.origin = Eigen::VectorXd::Zero(d);
@@ -58,8 +42,6 @@ StatusOr<std::vector<ComponentFrame>> ChooseFrames(const GmmParameters& params, 
     const double lo = eig.eigenvalues().minCoeff();
     const double hi = eig.eigenvalues().maxCoeff();
     if (!(lo > 0.0) || !(radius * radius * hi < 1.0)) continue;  // Global frame.
-    const double margin = FrameMargin(params.type, d, hi / lo);
-    if (!(margin <= kMaxFrameMargin)) continue;
     Eigen::LLT<Eigen::MatrixXd> llt(cov);
     if (llt.info() != Eigen::Success) {
       return NumericalError("Cholesky factorisation of covariance " + std::to_string(k) +
@@ -70,7 +52,6 @@ StatusOr<std::vector<ComponentFrame>> ChooseFrames(const GmmParameters& params, 
     f.origin = params.means.row(k).transpose();
     f.scale = radius * Eigen::MatrixXd(llt.matrixL());
     f.radius = radius;
-    f.margin = margin;
   }
   return frames;
 }

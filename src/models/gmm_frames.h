@@ -6,8 +6,8 @@
 // A frame of component k is a public affine map with a clip: with origin m
 // and lower-triangular scale S (x~ = m + S u),
 //   u_k(x) = c_k(x) S^{-1} (x - m),   c_k(x) = min(1, 1 / ||S^{-1}(x - m)||)
-// (computed with a safety margin, see ComputeFramedStatistics), so that
-// ||u_k(x)|| <= 1 for every record. The global frame (m = 0, S = I, no clip)
+// (computed per record with a 1e-12 margin, see gmm_framed_estep.cc), so
+// that ||u_k(x)|| <= 1 for every record. The global frame (m = 0, S = I, no clip)
 // is the unit ball itself. A local frame has m = mu_k and S = rho L_k, with
 // mu_k, L L^T = Sigma_k from the previous iteration's (released,
 // post-processed) parameters and the public radius rho: a Mahalanobis ball of
@@ -15,8 +15,9 @@
 // and public options only.
 //
 // Privacy: Theorem 1 of docs/privacy.md holds verbatim when each component
-// sees the record through its own map into the unit ball (Remark 4 there),
-// so the joint release of the framed statistics has the same sensitivity.
+// sees the record through its own map into the unit ball (Corollary 1
+// there), so the joint release of the framed statistics has the same
+// sensitivity.
 //
 // Thread safety: pure functions.
 #ifndef DPEM_MODELS_GMM_FRAMES_H_
@@ -39,21 +40,12 @@ struct ComponentFrame {
   Eigen::MatrixXd scale;    // S (d x d, lower triangular; diagonal for the
                             // diagonal and spherical types); I if global.
   double radius = 1.0;      // rho (local frames): S = rho L.
-  // Relative margin of the clip (local frames): the clip keeps the computed
-  // squared Mahalanobis distance, plus its error bound, below
-  // rho^2 (1 - margin), so that rounding never lets ||u|| exceed 1.
-  double margin = 0.0;
 };
-
-// Largest relative margin a local frame may need; a component whose
-// covariance is so ill-conditioned that its distances are less accurate than
-// this stays in the global frame.
-inline constexpr double kMaxFrameMargin = 1e-3;
 
 // The frames for the next E-step under `params` (unit-ball parameters): a
 // local frame of radius `radius` (rho > 0) for every component whose
 // Mahalanobis ball is smaller than the unit ball (rho^2 lambda_max(Sigma_k)
-// < 1) and well enough conditioned; the global frame for the others. With
+// < 1); the global frame for the others. With
 // radius = +infinity every frame is global. NumericalError if an
 // eigen-decomposition or Cholesky factorisation fails.
 StatusOr<std::vector<ComponentFrame>> ChooseFrames(const GmmParameters& params, double radius);
@@ -64,11 +56,18 @@ StatusOr<std::vector<ComponentFrame>> ChooseFrames(const GmmParameters& params, 
 // (d = 2: exp(-(2 + sqrt 2)^2 / 2) = 0.29%).
 double DefaultFrameRadius(Eigen::Index dimension);
 
+// Record i's frame coordinates u_k(x_i) into column i of `u` (d x B) for the
+// rows of `x`: x itself in a global frame; in a local frame y = S^{-1}(x - m)
+// by a triangular solve, scaled to norm 1 - 1e-12 when its computed norm
+// exceeds that, and 0 if it overflowed. Every column has norm <= 1.
+void FrameCoordinates(const RowBlock& x, const ComponentFrame& frame, Eigen::MatrixXd& u);
+
 // One E-step pass over unit-ball records that returns each component's
 // statistics in its own frame: counts sum_i g_ik, sums sum_i g_ik u_k(x_i)
-// and second moments sum_i g_ik T(u_k(x_i)) (T as in joint_release.h). The
-// responsibilities g come from `params`, which must be the parameters the
-// frames were chosen from. InvalidArgument on a shape mismatch.
+// and second moments sum_i g_ik T(u_k(x_i)) (T as in joint_release.h),
+// accumulated from each record's u_k computed explicitly (never derived from
+// global sums, whose rounding the frame map would amplify). The
+// responsibilities g come from `params`. InvalidArgument on a shape mismatch.
 StatusOr<GmmStatistics> ComputeFramedStatistics(const GmmParameters& params,
                                                 const std::vector<ComponentFrame>& frames,
                                                 const RowSource& unit, const Engine& engine);
