@@ -11,8 +11,9 @@
 // released sums ordinary floating-point sums of vectors in the unit ball, as
 // in the global frame.
 //
-// The unit ball, as computed. For a local frame, y = S^{-1}(x - m) comes from
-// a triangular solve, its squared norm n_y is computed, and
+// The unit ball, as computed. For a local frame, y = S^{-1} x - S^{-1} m
+// comes from one matrix product per block for all components (with the
+// triangular inverses S^{-1}), its squared norm n_y is computed, and
 //   u = y                         if n_y <= kInsideSquared,
 //   u = y * kShrunkRadius / sqrt(n_y)   otherwise,
 //   u = 0                         if n_y is not finite (overflow; any vector
@@ -42,12 +43,13 @@ constexpr double kInsideSquared = kShrunkRadius * kShrunkRadius;
 struct FramedWorker {
   GmmStatistics stats;
   Eigen::MatrixXd gamma, scratch;
-  Eigen::MatrixXd u;            // d x B: column i is record i's u.
+  Eigen::MatrixXd u;            // (K d) x B: column i holds record i's u_k.
   Eigen::MatrixXd weighted;     // d x B: u scaled by the responsibilities.
 };
 
 // Adds sum_i g_i (1, u_i, T(u_i)) of component k into `s`.
-void Accumulate(const Eigen::MatrixXd& u, const Eigen::Ref<const Eigen::VectorXd>& g,
+void Accumulate(const Eigen::Ref<const Eigen::MatrixXd>& u,
+                const Eigen::Ref<const Eigen::VectorXd>& g,
                 Eigen::Index k, Eigen::MatrixXd& weighted, GmmStatistics& s) {
   s.counts(k) += g.sum();
   s.sums.row(k).noalias() += (u * g).transpose();
@@ -67,18 +69,30 @@ void Accumulate(const Eigen::MatrixXd& u, const Eigen::Ref<const Eigen::VectorXd
 
 }  // namespace
 
-void FrameCoordinates(const RowBlock& x, const ComponentFrame& f, Eigen::MatrixXd& u) {
-  u = x.transpose();
-  if (!f.local) return;
-  u.colwise() -= f.origin;
-  f.scale.triangularView<Eigen::Lower>().solveInPlace(u);
-  for (Eigen::Index i = 0; i < u.cols(); ++i) {
-    const double n = u.col(i).squaredNorm();
-    if (n <= kInsideSquared) continue;
-    if (std::isfinite(n)) {
-      u.col(i) *= kShrunkRadius / std::sqrt(n);
-    } else {
-      u.col(i).setZero();
+void FrameCoordinates(const RowBlock& x, const std::vector<ComponentFrame>& frames,
+                      Eigen::MatrixXd& u) {
+  const Eigen::Index d = x.cols();
+  const Eigen::Index k_count = static_cast<Eigen::Index>(frames.size());
+  Eigen::MatrixXd a(k_count * d, d);
+  Eigen::VectorXd b(k_count * d);
+  for (Eigen::Index k = 0; k < k_count; ++k) {
+    a.middleRows(k * d, d) = frames[static_cast<size_t>(k)].inverse_scale;
+    b.segment(k * d, d) = frames[static_cast<size_t>(k)].inverse_scale_origin;
+  }
+  u.noalias() = a * x.transpose();
+  u.colwise() -= b;
+  for (Eigen::Index k = 0; k < k_count; ++k) {
+    if (!frames[static_cast<size_t>(k)].local) continue;  // u = x, in the ball.
+    auto block = u.middleRows(k * d, d);
+    const Eigen::RowVectorXd norms = block.colwise().squaredNorm();
+    for (Eigen::Index i = 0; i < block.cols(); ++i) {
+      const double n = norms(i);
+      if (n <= kInsideSquared) continue;
+      if (std::isfinite(n)) {
+        block.col(i) *= kShrunkRadius / std::sqrt(n);
+      } else {
+        block.col(i).setZero();
+      }
     }
   }
 }
@@ -99,15 +113,15 @@ StatusOr<GmmStatistics> ComputeFramedStatistics(const GmmParameters& params,
   }
   std::vector<FramedWorker> workers(static_cast<size_t>(engine.threads()));
   for (FramedWorker& w : workers) w.stats = ZeroStatistics(params);
-  const Eigen::Index row_doubles = FeatureCount(d) + k_count + 2 * d;
+  const Eigen::Index row_doubles = FeatureCount(d) + k_count + k_count * d + d;
   DPEM_RETURN_IF_ERROR(engine.ForEachBlock(
       unit, row_doubles, [&](int thread, const RowBlock& block, Eigen::Index) {
         FramedWorker& w = workers[static_cast<size_t>(thread)];
         w.stats.log_likelihood +=
             evaluator.Responsibilities(block, &w.gamma, &w.scratch).sum();
+        FrameCoordinates(block, frames, w.u);
         for (Eigen::Index k = 0; k < k_count; ++k) {
-          FrameCoordinates(block, frames[static_cast<size_t>(k)], w.u);
-          Accumulate(w.u, w.gamma.col(k), k, w.weighted, w.stats);
+          Accumulate(w.u.middleRows(k * d, d), w.gamma.col(k), k, w.weighted, w.stats);
         }
         return OkStatus();
       }));

@@ -18,6 +18,8 @@ ComponentFrame GlobalFrame(Eigen::Index d) {
   ComponentFrame f;
   f.origin = Eigen::VectorXd::Zero(d);
   f.scale = Eigen::MatrixXd::Identity(d, d);
+  f.inverse_scale = f.scale;
+  f.inverse_scale_origin = f.origin;
   return f;
 }
 
@@ -52,6 +54,9 @@ StatusOr<std::vector<ComponentFrame>> ChooseFrames(const GmmParameters& params, 
     f.origin = params.means.row(k).transpose();
     f.scale = radius * Eigen::MatrixXd(llt.matrixL());
     f.radius = radius;
+    f.inverse_scale = f.scale.triangularView<Eigen::Lower>().solve(
+        Eigen::MatrixXd::Identity(d, d));
+    f.inverse_scale_origin = f.inverse_scale * f.origin;
   }
   return frames;
 }

@@ -40,6 +40,12 @@ struct ComponentFrame {
   Eigen::MatrixXd scale;    // S (d x d, lower triangular; diagonal for the
                             // diagonal and spherical types); I if global.
   double radius = 1.0;      // rho (local frames): S = rho L.
+  // S^{-1} and S^{-1} m, so that y = S^{-1} x - S^{-1} m for all components
+  // is one matrix product per block. (An explicit triangular inverse: its
+  // relative error, of order kappa(S) 2^-53, only perturbs the frame; the
+  // unit-ball bound is checked on the computed y.)
+  Eigen::MatrixXd inverse_scale;
+  Eigen::VectorXd inverse_scale_origin;
 };
 
 // The frames for the next E-step under `params` (unit-ball parameters): a
@@ -56,11 +62,13 @@ StatusOr<std::vector<ComponentFrame>> ChooseFrames(const GmmParameters& params, 
 // (d = 2: exp(-(2 + sqrt 2)^2 / 2) = 0.29%).
 double DefaultFrameRadius(Eigen::Index dimension);
 
-// Record i's frame coordinates u_k(x_i) into column i of `u` (d x B) for the
-// rows of `x`: x itself in a global frame; in a local frame y = S^{-1}(x - m)
-// by a triangular solve, scaled to norm 1 - 1e-12 when its computed norm
-// exceeds that, and 0 if it overflowed. Every column has norm <= 1.
-void FrameCoordinates(const RowBlock& x, const ComponentFrame& frame, Eigen::MatrixXd& u);
+// Frame coordinates u_k(x_i) of every record and component: column i of the
+// (K d) x B matrix `u` holds u_1(x_i), ..., u_K(x_i) for row i of `x`: x
+// itself in a global frame; in a local frame y = S^{-1} x - S^{-1} m, scaled
+// to norm 1 - 1e-12 when its computed norm exceeds that, and 0 if it
+// overflowed. Every d-block of every column has norm <= 1.
+void FrameCoordinates(const RowBlock& x, const std::vector<ComponentFrame>& frames,
+                      Eigen::MatrixXd& u);
 
 // One E-step pass over unit-ball records that returns each component's
 // statistics in its own frame: counts sum_i g_ik, sums sum_i g_ik u_k(x_i)

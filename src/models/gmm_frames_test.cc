@@ -159,15 +159,15 @@ TEST(FrameCoordinatesTest, AreInTheUnitBallForIllConditionedOffCentreFrames) {
     for (Eigen::Index i = 0; i < x.rows(); ++i) {
       // On, just inside and just outside the boundary, and far away.
       const Eigen::Vector2d dir = Eigen::Vector2d(z(rng), z(rng)).normalized();
-      const double radius = i % 4 == 0 ? 1.0 : i % 4 == 1 ? 1.0 - 1e-13 : i % 4 == 2
-                                                                             ? 1.0 + 1e-13
-                                                                             : 1e3;
-      Eigen::Vector2d v = f.origin + f.scale * (radius * dir);
+      constexpr double kRadii[] = {1.0, 1.0 - 1e-13, 1.0 + 1e-13, 1e3};
+      Eigen::Vector2d v = f.origin + f.scale * (kRadii[i % 4] * dir);
       if (v.norm() > 1.0) v.normalize();
-      x.row(i) = v.transpose();
+      x(i, 0) = v(0);
+      x(i, 1) = v(1);
     }
-    Eigen::MatrixXd u;
-    FrameCoordinates(RowBlock(x.data(), x.rows(), x.cols()), f, u);
+    Eigen::MatrixXd all;
+    FrameCoordinates(RowBlock(x.data(), x.rows(), x.cols()), frames, all);
+    const Eigen::MatrixXd u = all.topRows(2);  // Component 0.
     long double largest = 0;
     for (Eigen::Index i = 0; i < u.cols(); ++i) {
       const long double n = static_cast<long double>(u(0, i)) * u(0, i) +
