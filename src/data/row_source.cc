@@ -45,7 +45,8 @@ RowBlock MatrixRowSource::Block(Eigen::Index start, Eigen::Index count,
 }
 
 StatusOr<DataDomain> ResolveFitDomain(const RowSource& x, DataDomain requested,
-                                      bool is_private, std::string* void_reason) {
+                                      bool is_private,
+                                      std::vector<std::string>* void_reasons) {
   DataDomain& d = requested;
   if (d.center.size() == 0) d.center = Eigen::VectorXd::Zero(x.cols());
   if (d.center.size() != x.cols()) {
@@ -65,10 +66,10 @@ StatusOr<DataDomain> ResolveFitDomain(const RowSource& x, DataDomain requested,
     d.data_norm = largest;
     d.from_data = true;
   }
-  if (d.from_data && is_private && void_reason != nullptr) {
-    *void_reason =
+  if (d.from_data && is_private && void_reasons != nullptr) {
+    void_reasons->push_back(
         "the data norm bound R was computed from the data (--data-norm-from-data), which "
-        "reveals the largest record";
+        "reveals the largest record");
   }
   DPEM_RETURN_IF_ERROR(ValidateDomain(d));
   return d;

@@ -146,13 +146,9 @@ StatusOr<FaFit> FitFactorAnalysis(const RowSource& x, const FaFitOptions& option
   DPEM_ASSIGN_OR_RETURN(const Engine engine, Engine::Create(options.engine));
   FaFit fit;
   fit.guarantee = NewGuarantee(options);
-  std::string void_reason;
   DPEM_ASSIGN_OR_RETURN(fit.domain, ResolveFitDomain(x, options.domain, options.IsPrivate(),
-                                                     &void_reason));
-  if (!void_reason.empty()) {
-    fit.guarantee.guarantee_void = true;
-    fit.guarantee.void_reasons.push_back(void_reason);
-  }
+                                                     &fit.guarantee.void_reasons));
+  fit.guarantee.guarantee_void = !fit.guarantee.void_reasons.empty();
   DPEM_ASSIGN_OR_RETURN(const UnitBallRowSource unit, UnitBallRowSource::Create(x, fit.domain));
   const double n = static_cast<double>(x.rows());
   FaParameters unit_params;

@@ -292,13 +292,9 @@ StatusOr<KmeansFit> FitKmeans(const RowSource& x, const KmeansFitOptions& option
   DPEM_ASSIGN_OR_RETURN(const Engine engine, Engine::Create(options.engine));
   KmeansFit fit;
   fit.guarantee = NewGuarantee(options);
-  std::string void_reason;
   DPEM_ASSIGN_OR_RETURN(fit.domain, ResolveFitDomain(x, options.domain, options.IsPrivate(),
-                                                     &void_reason));
-  if (!void_reason.empty()) {
-    fit.guarantee.guarantee_void = true;
-    fit.guarantee.void_reasons.push_back(void_reason);
-  }
+                                                     &fit.guarantee.void_reasons));
+  fit.guarantee.guarantee_void = !fit.guarantee.void_reasons.empty();
   DPEM_ASSIGN_OR_RETURN(const UnitBallRowSource unit, UnitBallRowSource::Create(x, fit.domain));
   std::optional<KmeansPlan> plan;
   if (options.IsPrivate()) {

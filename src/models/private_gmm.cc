@@ -442,13 +442,9 @@ StatusOr<GmmFit> FitGmm(const RowSource& x, const GmmFitOptions& options, Genera
   DPEM_ASSIGN_OR_RETURN(const Engine engine, Engine::Create(options.engine));
   GmmFit fit;
   fit.guarantee = NewGuarantee(options);
-  std::string void_reason;
-  DPEM_ASSIGN_OR_RETURN(fit.domain,
-                        ResolveFitDomain(x, options.domain, options.IsPrivate(), &void_reason));
-  if (!void_reason.empty()) {
-    fit.guarantee.guarantee_void = true;
-    fit.guarantee.void_reasons.push_back(void_reason);
-  }
+  DPEM_ASSIGN_OR_RETURN(fit.domain, ResolveFitDomain(x, options.domain, options.IsPrivate(),
+                                                     &fit.guarantee.void_reasons));
+  fit.guarantee.guarantee_void = !fit.guarantee.void_reasons.empty();
   DPEM_ASSIGN_OR_RETURN(const UnitBallRowSource unit, UnitBallRowSource::Create(x, fit.domain));
   std::optional<CalibrationResult> cal;
   std::optional<ReleasePlan> plan;

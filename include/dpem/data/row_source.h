@@ -11,6 +11,7 @@
 #include <Eigen/Core>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "dpem/data/domain.h"
 #include "dpem/data/matrix.h"
@@ -86,11 +87,11 @@ class UnitBallRowSource final : public RowSource {
 // entries. If R is not set (NaN) and either requested.from_data is set or the
 // fit is not private, R becomes the largest ||x_i - c|| (1 for all-zero
 // data) and from_data is set. A PRIVATE fit whose R comes from the data
-// reveals its largest record: `void_reason` (non-null) is then set to say so,
-// and the caller must mark its guarantee void. InvalidArgument for a
-// mismatched centre or a domain that fails ValidateDomain.
+// reveals its largest record: the reason is then appended to `void_reasons`
+// (non-null), and the caller must mark its guarantee void. InvalidArgument
+// for a mismatched centre or a domain that fails ValidateDomain.
 StatusOr<DataDomain> ResolveFitDomain(const RowSource& x, DataDomain requested,
-                                      bool is_private, std::string* void_reason);
+                                      bool is_private, std::vector<std::string>* void_reasons);
 
 }  // namespace dpem
 
