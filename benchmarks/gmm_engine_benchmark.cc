@@ -15,6 +15,7 @@
 #include "dpem/models/gmm.h"
 #include "dpem/random/generator.h"
 #include "dpem/random/samplers.h"
+#include "models/gmm_frames.h"
 
 namespace dpem {
 namespace {
@@ -85,6 +86,36 @@ void BM_MStep(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_MStep)->Args({10, 10})->Args({100, 10})->Unit(benchmark::kMicrosecond);
+
+// The private E-step in component frames (models/gmm_frames.h): data and
+// mixture scaled by 0.05 into the unit ball, so that every component gets a
+// local frame (rho^2 lambda_max < 1). Arguments: N, d, K, threads.
+void BM_FramedEStep(benchmark::State& state) {
+  const Eigen::Index n = state.range(0), d = state.range(1), k = state.range(2);
+  const DataMatrix x = 0.05 * NormalData(n, d);
+  GmmParameters params = Mixture(k, d, CovarianceType::kFull);
+  params.means *= 0.05;
+  for (Eigen::MatrixXd& c : params.covariances) c *= 0.0025;
+  const std::vector<internal::ComponentFrame> frames =
+      *internal::ChooseFrames(params, internal::DefaultFrameRadius(d));
+  for (const internal::ComponentFrame& f : frames) {
+    if (!f.local) state.SkipWithError("expected local frames");
+  }
+  const MatrixRowSource source = *MatrixRowSource::Borrow(x);
+  const Engine engine = *Engine::Create({static_cast<int>(state.range(3)), 0});
+  for (auto _ : state) {
+    StatusOr<GmmStatistics> stats =
+        internal::ComputeFramedStatistics(params, frames, source, engine);
+    if (!stats.ok()) state.SkipWithError(stats.status().message().c_str());
+    benchmark::DoNotOptimize(stats);
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+BENCHMARK(BM_FramedEStep)
+    ->Args({1000000, 10, 10, 2})
+    ->Args({1000000, 2, 5, 2})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // The machine's dgemm rate on square n x n products (OpenBLAS, all cores).
 void BM_Dgemm(benchmark::State& state) {

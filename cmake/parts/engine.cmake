@@ -6,6 +6,8 @@ if(DPEM_BUILD_TESTS)
 endif()
 if(DPEM_BUILD_BENCHMARKS)
   target_sources(dpem_benchmarks PRIVATE benchmarks/gmm_engine_benchmark.cc)
+  # The private pass in component frames is internal (src/models/gmm_frames.h).
+  target_include_directories(dpem_benchmarks PRIVATE ${PROJECT_SOURCE_DIR}/src)
   # The machine's dgemm rate, from OpenBLAS (all cores).
   find_package(PkgConfig REQUIRED)
   pkg_check_modules(DPEM_OPENBLAS REQUIRED IMPORTED_TARGET openblas)
