@@ -69,21 +69,14 @@ void Accumulate(const Eigen::Ref<const Eigen::MatrixXd>& u,
 
 }  // namespace
 
-void FrameCoordinates(const RowBlock& x, const std::vector<ComponentFrame>& frames,
-                      Eigen::MatrixXd& u) {
+void FrameCoordinates(const RowBlock& x, const StackedFrames& frames, Eigen::MatrixXd& u) {
   const Eigen::Index d = x.cols();
-  const Eigen::Index k_count = static_cast<Eigen::Index>(frames.size());
-  Eigen::MatrixXd a(k_count * d, d);
-  Eigen::VectorXd b(k_count * d);
-  for (Eigen::Index k = 0; k < k_count; ++k) {
-    a.middleRows(k * d, d) = frames[static_cast<size_t>(k)].inverse_scale;
-    b.segment(k * d, d) = frames[static_cast<size_t>(k)].inverse_scale_origin;
-  }
-  u.noalias() = a * x.transpose();
-  u.colwise() -= b;
-  for (Eigen::Index k = 0; k < k_count; ++k) {
-    if (!frames[static_cast<size_t>(k)].local) continue;  // u = x, in the ball.
-    auto block = u.middleRows(k * d, d);
+  u.noalias() = frames.inverse_scales * x.transpose();
+  u.colwise() -= frames.inverse_scale_origins;
+  for (size_t k = 0; k < frames.local.size(); ++k) {
+    if (!frames.local[k]) continue;  // u = x (identity map), in the ball.
+    const Eigen::Index first = static_cast<Eigen::Index>(k) * d;
+    auto block = u.middleRows(first, d);
     const Eigen::RowVectorXd norms = block.colwise().squaredNorm();
     for (Eigen::Index i = 0; i < block.cols(); ++i) {
       const double n = norms(i);
@@ -111,6 +104,7 @@ StatusOr<GmmStatistics> ComputeFramedStatistics(const GmmParameters& params,
     return InvalidArgumentError("data have " + std::to_string(unit.cols()) +
                                 " columns, the model " + std::to_string(d) + " dimensions");
   }
+  const StackedFrames stacked = StackFrames(frames);
   std::vector<FramedWorker> workers(static_cast<size_t>(engine.threads()));
   for (FramedWorker& w : workers) w.stats = ZeroStatistics(params);
   const Eigen::Index row_doubles = FeatureCount(d) + k_count + k_count * d + d;
@@ -119,7 +113,7 @@ StatusOr<GmmStatistics> ComputeFramedStatistics(const GmmParameters& params,
         FramedWorker& w = workers[static_cast<size_t>(thread)];
         w.stats.log_likelihood +=
             evaluator.Responsibilities(block, &w.gamma, &w.scratch).sum();
-        FrameCoordinates(block, frames, w.u);
+        FrameCoordinates(block, stacked, w.u);
         for (Eigen::Index k = 0; k < k_count; ++k) {
           Accumulate(w.u.middleRows(k * d, d), w.gamma.col(k), k, w.weighted, w.stats);
         }

@@ -18,8 +18,6 @@ ComponentFrame GlobalFrame(Eigen::Index d) {
   ComponentFrame f;
   f.origin = Eigen::VectorXd::Zero(d);
   f.scale = Eigen::MatrixXd::Identity(d, d);
-  f.inverse_scale = f.scale;
-  f.inverse_scale_origin = f.origin;
   return f;
 }
 
@@ -54,11 +52,25 @@ StatusOr<std::vector<ComponentFrame>> ChooseFrames(const GmmParameters& params, 
     f.origin = params.means.row(k).transpose();
     f.scale = radius * Eigen::MatrixXd(llt.matrixL());
     f.radius = radius;
-    f.inverse_scale = f.scale.triangularView<Eigen::Lower>().solve(
-        Eigen::MatrixXd::Identity(d, d));
-    f.inverse_scale_origin = f.inverse_scale * f.origin;
   }
   return frames;
+}
+
+StackedFrames StackFrames(const std::vector<ComponentFrame>& frames) {
+  const Eigen::Index k_count = static_cast<Eigen::Index>(frames.size());
+  const Eigen::Index d = k_count > 0 ? frames[0].origin.size() : 0;
+  StackedFrames s;
+  s.inverse_scales.resize(k_count * d, d);
+  s.inverse_scale_origins.resize(k_count * d);
+  for (Eigen::Index k = 0; k < k_count; ++k) {
+    const ComponentFrame& f = frames[static_cast<size_t>(k)];
+    const Eigen::MatrixXd inverse =
+        f.scale.triangularView<Eigen::Lower>().solve(Eigen::MatrixXd::Identity(d, d));
+    s.inverse_scales.middleRows(k * d, d) = inverse;
+    s.inverse_scale_origins.segment(k * d, d) = inverse * f.origin;
+    s.local.push_back(f.local);
+  }
+  return s;
 }
 
 GmmStatistics FramedToGlobal(const GmmStatistics& framed,

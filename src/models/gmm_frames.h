@@ -40,13 +40,20 @@ struct ComponentFrame {
   Eigen::MatrixXd scale;    // S (d x d, lower triangular; diagonal for the
                             // diagonal and spherical types); I if global.
   double radius = 1.0;      // rho (local frames): S = rho L.
-  // S^{-1} and S^{-1} m, so that y = S^{-1} x - S^{-1} m for all components
-  // is one matrix product per block. (An explicit triangular inverse: its
-  // relative error, of order kappa(S) 2^-53, only perturbs the frame; the
-  // unit-ball bound is checked on the computed y.)
-  Eigen::MatrixXd inverse_scale;
-  Eigen::VectorXd inverse_scale_origin;
 };
+
+// All K frames' maps stacked, so that y = S^{-1} x - S^{-1} m for every
+// component is one matrix product per block: rows k d .. k d + d - 1 of
+// `inverse_scales` hold S_k^{-1}, of `inverse_scale_origins` S_k^{-1} m_k.
+// (Explicit triangular inverses: their relative error, of order kappa(S)
+// 2^-53, only perturbs the frame; the unit-ball bound is checked on the
+// computed y.) Built once per pass.
+struct StackedFrames {
+  Eigen::MatrixXd inverse_scales;         // (K d) x d.
+  Eigen::VectorXd inverse_scale_origins;  // K d.
+  std::vector<bool> local;                // K.
+};
+StackedFrames StackFrames(const std::vector<ComponentFrame>& frames);
 
 // The frames for the next E-step under `params` (unit-ball parameters): a
 // local frame of radius `radius` (rho > 0) for every component whose
@@ -67,8 +74,7 @@ double DefaultFrameRadius(Eigen::Index dimension);
 // itself in a global frame; in a local frame y = S^{-1} x - S^{-1} m, scaled
 // to norm 1 - 1e-12 when its computed norm exceeds that, and 0 if it
 // overflowed. Every d-block of every column has norm <= 1.
-void FrameCoordinates(const RowBlock& x, const std::vector<ComponentFrame>& frames,
-                      Eigen::MatrixXd& u);
+void FrameCoordinates(const RowBlock& x, const StackedFrames& frames, Eigen::MatrixXd& u);
 
 // One E-step pass over unit-ball records that returns each component's
 // statistics in its own frame: counts sum_i g_ik, sums sum_i g_ik u_k(x_i)

@@ -166,7 +166,7 @@ TEST(FrameCoordinatesTest, AreInTheUnitBallForIllConditionedOffCentreFrames) {
       x(i, 1) = v(1);
     }
     Eigen::MatrixXd all;
-    FrameCoordinates(RowBlock(x.data(), x.rows(), x.cols()), frames, all);
+    FrameCoordinates(RowBlock(x.data(), x.rows(), x.cols()), StackFrames(frames), all);
     const Eigen::MatrixXd u = all.topRows(2);  // Component 0.
     long double largest = 0;
     for (Eigen::Index i = 0; i < u.cols(); ++i) {
