@@ -36,10 +36,6 @@
 #include "models/gmm_kernels.h"
 
 namespace dpem::internal {
-namespace {
-// log(DBL_MIN): exp of anything smaller is subnormal or 0.
-constexpr double kLogSmallestNormal = -708.3964185322641;
-}  // namespace
 
 GmmStatistics ZeroStatistics(const GmmParameters& params) {
   const Eigen::Index k = params.components();
@@ -62,6 +58,21 @@ GmmStatistics ZeroStatistics(const GmmParameters& params) {
   return stats;
 }
 
+}  // namespace dpem::internal
+
+namespace dpem {
+namespace {
+
+using internal::FeatureCount;
+using internal::ZeroStatistics;
+
+constexpr double kLog2Pi = 1.8378770664093454835606594728112;  // log(2 pi)
+// log(DBL_MIN): exp of anything smaller is subnormal or 0.
+constexpr double kLogSmallestNormal = -708.3964185322641;
+
+// The quadratic features of each row of `block` into `features` (B x F,
+// column-major): products x_i x_j (i <= j, column by column of the lower
+// triangle: (0,0), (1,0), ..., (d-1,0), (1,1), ...), then x, then 1.
 // The linear columns are written first: they are the block transposed to
 // column-major order, from which the products read contiguous columns (the
 // block's own columns are strided; reading them 55 times at d = 10 took as
@@ -80,6 +91,8 @@ void QuadraticFeatures(const Eigen::Ref<const DataMatrix>& block, Eigen::MatrixX
   }
 }
 
+// Unpacks the packed lower triangle (QuadraticFeatures' order) of row `k` of
+// `t` into the symmetric d x d matrix `out`.
 void UnpackSymmetric(const Eigen::MatrixXd& t, Eigen::Index k, Eigen::MatrixXd& out) {
   const Eigen::Index d = out.rows();
   Eigen::Index f = 0;
@@ -88,6 +101,11 @@ void UnpackSymmetric(const Eigen::MatrixXd& t, Eigen::Index k, Eigen::MatrixXd& 
   }
 }
 
+// Turns log joint densities (rows x K) into responsibilities in place, by a
+// log-sum-exp per row, and returns log p(x_i) per row. Results below the
+// smallest normal double are flushed to exactly 0 (a component of weight 0,
+// log joint -infinity, gets no responsibility at all). Every row must have a
+// finite maximum.
 // Column by column, so that max, exp and the sums run on contiguous packets.
 // Vectorised exp clamps its argument (exp(-inf) would give ~1e-308, not 0),
 // hence the explicit flush.
@@ -108,18 +126,6 @@ Eigen::VectorXd NormalizeLogJoint(Eigen::MatrixXd& r) {
   return (row_max - sum.log()).matrix();
 }
 
-}  // namespace dpem::internal
-
-namespace dpem {
-namespace {
-
-using internal::FeatureCount;
-using internal::QuadraticFeatures;
-using internal::ZeroStatistics;
-
-constexpr double kLog2Pi = 1.8378770664093454835606594728112;  // log(2 pi)
-
-
 // One thread's share of an E-step pass: its statistics and its buffers.
 struct EStepWorker {
   GmmStatistics stats;
@@ -134,7 +140,7 @@ void UnpackFeatureSums(const Eigen::MatrixXd& t, GmmStatistics& s) {
   const Eigen::Index pairs = d * (d + 1) / 2;
   s.counts = t.col(pairs + d);
   s.sums = t.middleCols(pairs, d);
-  for (Eigen::Index k = 0; k < t.rows(); ++k) internal::UnpackSymmetric(t, k, s.second_full[k]);
+  for (Eigen::Index k = 0; k < t.rows(); ++k) UnpackSymmetric(t, k, s.second_full[k]);
 }
 
 // Adds one block's statistics, given its responsibilities, into `w`.
@@ -265,7 +271,7 @@ Eigen::VectorXd GmmDensityEvaluator::Responsibilities(
   LogJoint(block, responsibilities, scratch);
   // The maximum is finite: some weight is positive and the log densities of
   // finite rows are finite.
-  return internal::NormalizeLogJoint(*responsibilities);
+  return NormalizeLogJoint(*responsibilities);
 }
 
 Status ValidateData(const GmmParameters& params, const DataMatrix& x) {
