@@ -20,6 +20,7 @@ struct AccountFlags {
   long long compositions = 0;
   double delta = 0.0;
   std::string accountant{AccountantName(kDefaultAccountant)};
+  std::string noise{NoiseSamplingName(Release{}.sampling)};
   bool json = false;
 };
 
@@ -38,9 +39,11 @@ Status RunAccount(const AccountFlags& f) {
   DPEM_RETURN_IF_ERROR(RequireOpenUnitInterval("--delta", f.delta));
   DPEM_ASSIGN_OR_RETURN(const AccountantKind kind,
                         ParseAccountantFlag("--accountant", f.accountant));
+  StatusOr<NoiseSampling> sampling = ParseNoiseSampling(f.noise);
+  if (!sampling.ok()) return InvalidArgumentError("--noise: " + sampling.status().message());
   PrivacyLedger ledger;
   DPEM_RETURN_IF_ERROR(ledger.RecordRepeated(
-      Release{*mechanism, 1.0, f.noise_multiplier, "release"},
+      Release{*mechanism, 1.0, f.noise_multiplier, "release", *sampling},
       static_cast<std::size_t>(f.compositions)));
   DPEM_ASSIGN_OR_RETURN(const double epsilon, ComputeEpsilon(ledger, f.delta, kind));
   if (f.json) {
@@ -48,13 +51,15 @@ Status RunAccount(const AccountFlags& f) {
                {"delta", f.delta},
                {"accountant", AccountantName(kind)},
                {"mechanism", MechanismName(*mechanism)},
+               {"noise", NoiseSamplingName(*sampling)},
                {"noise_multiplier", f.noise_multiplier},
                {"compositions", f.compositions},
                {"neighbour_relation", kNeighbourRelation}});
   } else {
     std::cout << "epsilon = " << FormatNumber(epsilon) << " at delta = "
               << FormatNumber(f.delta) << " (" << AccountantName(kind) << " accountant; "
-              << f.compositions << " " << MechanismName(*mechanism)
+              << f.compositions << " " << NoiseSamplingName(*sampling) << " "
+              << MechanismName(*mechanism)
               << " releases with noise multiplier " << FormatNumber(f.noise_multiplier)
               << "; " << kNeighbourRelation << " neighbours)\n";
   }
@@ -82,6 +87,10 @@ Command AddAccountCommand(CLI::App& root) {
       ->required();
   app->add_option("--accountant", flags->accountant,
                   "Composition method: " + AccountantNameList() + " (default: rdp, the tightest)");
+  app->add_option("--noise", flags->noise,
+                  "How the noise is sampled: discrete (default, as every dpem fit releases; "
+                  "accounted soundly for discrete noise) or continuous (floating-point "
+                  "samples, which the curve accountants then take at their exact profile)");
   app->add_flag("--json", flags->json, "Print one JSON object instead of a sentence");
   return {app, [flags] { return RunAccount(*flags); }};
 }

@@ -16,6 +16,7 @@
 #include "dpem/data/io.h"
 #include "dpem/models/gradient_em.h"
 #include "internal/file_util.h"
+#include "models/ledger_json.h"
 
 namespace dpem::cli {
 namespace {
@@ -204,12 +205,7 @@ json GuaranteeJson(const GradientEmFit& fit, const GradientEmOptions& o) {
     j.update({{"tau", o.tau}, {"zeta", o.zeta}, {"robust_scale", g.robust.scale},
               {"robust_beta", g.robust.beta}});
   }
-  json ledger = json::array();
-  for (const Release& r : g.ledger.releases()) {
-    ledger.push_back({{"label", r.label}, {"mechanism", MechanismName(r.mechanism)},
-                      {"sensitivity", r.sensitivity}, {"noise_scale", r.noise_scale}});
-  }
-  j["ledger"] = ledger;
+  j["ledger"] = internal::LedgerToJson(g.ledger);
   return j;
 }
 

@@ -41,16 +41,20 @@ std::size_t CountGaussian(const std::vector<ReleaseGroup>& groups) {
   return n;
 }
 
-// Each release as an (eps_r, delta_r)-DP mechanism: Laplace (1/z, 0);
-// Gaussian (analytic eps at delta_r, delta_r).
+// Each release as an (eps_r, delta_r)-DP mechanism: Laplace, continuous or
+// discrete, (1/z, 0) (both are pure (1/z)-DP: the discrete one on integer
+// shifts of L1 norm at most Delta'_1 / g, additive_noise.h); a continuous
+// Gaussian at its exact analytic eps at delta_r; a discrete Gaussian at the
+// eps of its Renyi curve at delta_r (GaussianRdpEpsilonForDelta: no exact
+// (eps, delta) curve is proven for the multivariate discrete Gaussian).
 StatusOr<std::vector<EpsDelta>> PerReleaseGuarantees(
     const std::vector<ReleaseGroup>& groups, double gaussian_delta) {
   std::vector<EpsDelta> out;
   for (const ReleaseGroup& g : groups) {
     EpsDelta e{1.0 / g.noise_multiplier, 0.0};
     if (g.mechanism == MechanismKind::kGaussian) {
-      DPEM_ASSIGN_OR_RETURN(e.epsilon,
-                            GaussianEpsilonForDelta(g.noise_multiplier, gaussian_delta));
+      DPEM_ASSIGN_OR_RETURN(e.epsilon, SingleGaussianEpsilon(g.noise_multiplier, gaussian_delta,
+                                                             g.sampling));
       e.delta = gaussian_delta;
     }
     out.insert(out.end(), g.count, e);
@@ -122,6 +126,19 @@ StatusOr<double> OptimisedSplitEpsilon(const std::vector<ReleaseGroup>& groups,
   return std::min(values[best], eval(refined));
 }
 
+// Renyi divergence of order alpha of one Laplace release: Mironov's exact
+// value for the continuous Laplace; the bound of any pure (1/z)-DP mechanism
+// for the discrete one (PureDpRdp).
+double LaplaceRdpFor(const ReleaseGroup& g, double alpha) {
+  return g.sampling == NoiseSampling::kContinuous ? LaplaceRdp(g.noise_multiplier, alpha)
+                                                  : PureDpRdp(1.0 / g.noise_multiplier, alpha);
+}
+
+// mCDP: a discrete Gaussian on an integer shift v has privacy loss
+// <v, Y> / t^2 + |v|^2 / (2 t^2), Y discrete Gaussian, whose mean is the
+// continuous one's and whose centred part is sub-Gaussian with the same
+// parameter (Canonne, Kamath and Steinke 2020, Cor. 9): GaussianMcdp holds
+// for both samplings. Laplace: pure DP -> mCDP (PureDpToMcdp) for both.
 StatusOr<double> McdpEpsilon(const std::vector<ReleaseGroup>& groups, double delta) {
   std::vector<MeanConcentrated> parts;
   for (const ReleaseGroup& g : groups) {
@@ -148,9 +165,12 @@ StatusOr<double> MomentsEpsilon(const std::vector<ReleaseGroup>& groups, double 
   std::vector<double> moments(kMomentsMaxLambda, 0.0);
   for (int lambda = 1; lambda <= kMomentsMaxLambda; ++lambda) {
     for (const ReleaseGroup& g : groups) {
-      const double m = g.mechanism == MechanismKind::kGaussian
-                           ? GaussianLogMoment(g.noise_multiplier, lambda)
-                           : LaplaceLogMoment(g.noise_multiplier, lambda);
+      const double m =
+          g.mechanism == MechanismKind::kGaussian
+              ? GaussianLogMoment(g.noise_multiplier, lambda)
+          : g.sampling == NoiseSampling::kContinuous
+              ? LaplaceLogMoment(g.noise_multiplier, lambda)
+              : lambda * PureDpRdp(1.0 / g.noise_multiplier, lambda + 1.0);
       moments[lambda - 1] += static_cast<double>(g.count) * m;
     }
   }
@@ -162,9 +182,11 @@ StatusOr<double> RdpEpsilon(const std::vector<ReleaseGroup>& groups, double delt
   std::vector<double> rdp(orders.size(), 0.0);
   for (std::size_t i = 0; i < orders.size(); ++i) {
     for (const ReleaseGroup& g : groups) {
+      // The Gaussian's curve holds for the discrete Gaussian too (CKS 2020,
+      // Thm. 14); the Laplace's does not (LaplaceRdpFor).
       const double r = g.mechanism == MechanismKind::kGaussian
                            ? GaussianRdp(g.noise_multiplier, orders[i])
-                           : LaplaceRdp(g.noise_multiplier, orders[i]);
+                           : LaplaceRdpFor(g, orders[i]);
       rdp[i] += static_cast<double>(g.count) * r;
     }
   }
@@ -204,6 +226,19 @@ std::string AccountantNameList() {
     out += a.name;
   }
   return out;
+}
+
+StatusOr<double> SingleGaussianEpsilon(double noise_multiplier, double delta,
+                                       NoiseSampling sampling) {
+  if (sampling == NoiseSampling::kContinuous) {
+    return GaussianEpsilonForDelta(noise_multiplier, delta);
+  }
+  return GaussianRdpEpsilonForDelta(noise_multiplier, delta);
+}
+
+StatusOr<double> CalibrateSingleGaussian(double epsilon, double delta, NoiseSampling sampling) {
+  if (sampling == NoiseSampling::kContinuous) return CalibrateAnalyticGaussian(epsilon, delta);
+  return CalibrateGaussianRdp(epsilon, delta);
 }
 
 StatusOr<double> ComputeEpsilon(const PrivacyLedger& ledger, double delta,

@@ -18,9 +18,12 @@ namespace {
 
 // --- Independent reference computations -------------------------------
 
+// Continuous noise: these tests check the accountants against the formulas
+// of the continuous mechanisms (discrete_accounting_test.cc covers discrete).
 PrivacyLedger Homogeneous(MechanismKind kind, double z, int count) {
   PrivacyLedger ledger;
-  EXPECT_TRUE(ledger.RecordRepeated({kind, 1.0, z, "r"}, count).ok());
+  EXPECT_TRUE(
+      ledger.RecordRepeated({kind, 1.0, z, "r", NoiseSampling::kContinuous}, count).ok());
   return ledger;
 }
 

@@ -104,7 +104,7 @@ StatusOr<PrivacyLedger> PatternLedger(const ReleasePattern& pattern, int iterati
     for (std::size_t r = 0; r < pattern.releases.size(); ++r) {
       const ReleaseSpec& spec = pattern.releases[r];
       Release release{spec.mechanism, 1.0, noise_multipliers[r],
-                      "iteration " + std::to_string(j) + " / " + spec.label};
+                      "iteration " + std::to_string(j) + " / " + spec.label, spec.sampling};
       DPEM_RETURN_IF_ERROR(ledger.RecordRepeated(
           release, static_cast<std::size_t>(spec.count_per_iteration)));
     }

@@ -20,6 +20,21 @@ StatusOr<MechanismKind> ParseMechanismKind(std::string_view name) {
                               "' (accepted: laplace, gaussian)");
 }
 
+std::string_view NoiseSamplingName(NoiseSampling sampling) {
+  switch (sampling) {
+    case NoiseSampling::kDiscrete: return "discrete";
+    case NoiseSampling::kContinuous: return "continuous";
+  }
+  return "unknown";
+}
+
+StatusOr<NoiseSampling> ParseNoiseSampling(std::string_view name) {
+  if (name == "discrete") return NoiseSampling::kDiscrete;
+  if (name == "continuous") return NoiseSampling::kContinuous;
+  return InvalidArgumentError("unknown noise sampling '" + std::string(name) +
+                              "' (accepted: discrete, continuous)");
+}
+
 std::string_view Release::SensitivityNorm() const {
   return mechanism == MechanismKind::kLaplace ? "L1" : "L2";
 }
@@ -54,13 +69,13 @@ std::vector<ReleaseGroup> PrivacyLedger::Groups() const {
     const double z = r.NoiseMultiplier();
     bool found = false;
     for (ReleaseGroup& g : groups) {
-      if (g.mechanism == r.mechanism && g.noise_multiplier == z) {
+      if (g.mechanism == r.mechanism && g.sampling == r.sampling && g.noise_multiplier == z) {
         ++g.count;
         found = true;
         break;
       }
     }
-    if (!found) groups.push_back({r.mechanism, z, 1});
+    if (!found) groups.push_back({r.mechanism, z, 1, r.sampling});
   }
   return groups;
 }

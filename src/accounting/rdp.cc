@@ -123,6 +123,32 @@ double LaplaceRdp(double noise_multiplier, double alpha) {
   return (log_sum + kSumErrorFactor * magnitude) / h;
 }
 
+// Randomised response with parameter eps (see rdp.h), with h = alpha - 1:
+//   log((e^{h eps} + e^{-(1+h) eps}) / (1 + e^{-eps})) / h
+//   = log1p((expm1(h eps) + e^{-eps} expm1(-h eps)) / (1 + e^{-eps})) / h.
+// The two expm1 terms cancel to about h eps (1 - e^{-eps}), so the relative
+// error is about DBL_EPSILON / min(eps, 1) (a few ulps per operation);
+// kPureDpRelativeMargin covers it for eps >= kPureDpSmallEpsilon, below which
+// (and past overflow) the two simpler bounds are used alone.
+constexpr double kPureDpRelativeMargin = 1e-9;
+constexpr double kPureDpSmallEpsilon = 1e-5;
+
+double PureDpRdp(double epsilon, double alpha) {
+  if (!(epsilon > 0.0) || !(alpha > 1.0) || std::isnan(epsilon)) return kNaN;
+  if (std::isinf(epsilon)) return kInf;
+  const double simple = std::min(epsilon, alpha * epsilon * epsilon / 2.0);
+  if (std::isinf(alpha)) return epsilon;
+  const double h = alpha - 1.0;
+  if (epsilon < kPureDpSmallEpsilon || h * epsilon > 700.0) {
+    return internal::RoundUpConservatively(simple);
+  }
+  const double e = std::exp(-epsilon);
+  const double ratio = (std::expm1(h * epsilon) + e * std::expm1(-h * epsilon)) / (1.0 + e);
+  const double rr = std::log1p(ratio) / h;
+  const double bound = rr * (1.0 + kPureDpRelativeMargin) + std::numeric_limits<double>::min();
+  return internal::RoundUpConservatively(std::min(simple, bound));
+}
+
 // Canonne, Kamath and Steinke 2020, Prop. 12 (the formula of Opacus'
 // get_privacy_spent and TF Privacy's compute_eps), minimised over the orders.
 StatusOr<double> RdpToEpsilon(std::span<const double> orders,
@@ -197,6 +223,41 @@ StatusOr<double> LogMomentsToEpsilon(std::span<const double> log_moments,
   }
   if (std::isinf(best)) return OutOfRangeError("log moments are infinite at every order");
   return internal::RoundUpConservatively(best);
+}
+
+StatusOr<double> GaussianRdpEpsilonForDelta(double noise_multiplier, double delta) {
+  if (!(noise_multiplier > 0.0) || !std::isfinite(noise_multiplier)) {
+    return InvalidArgumentError("noise multiplier must be finite and > 0, got " +
+                                FormatDouble(noise_multiplier));
+  }
+  const std::vector<double>& orders = DefaultRdpOrders();
+  std::vector<double> rdp(orders.size());
+  for (size_t i = 0; i < orders.size(); ++i) rdp[i] = GaussianRdp(noise_multiplier, orders[i]);
+  return RdpToEpsilon(orders, rdp, delta);
+}
+
+// The certified epsilon decreases in z: bracket geometrically, then bisect
+// (the bracket's top always meets the target).
+StatusOr<double> CalibrateGaussianRdp(double epsilon, double delta) {
+  if (!(epsilon > 0.0) || !std::isfinite(epsilon)) {
+    return InvalidArgumentError("epsilon must be finite and > 0, got " + FormatDouble(epsilon));
+  }
+  DPEM_RETURN_IF_ERROR(CheckDelta(delta));
+  const auto meets = [&](double z) {
+    const StatusOr<double> e = GaussianRdpEpsilonForDelta(z, delta);
+    return e.ok() && *e <= epsilon;
+  };
+  double lo = 1.0;
+  while (meets(lo) && lo > 1e-300) lo *= 0.5;
+  double hi = 2.0 * lo;
+  while (!meets(hi)) {
+    if (!(hi < 1e300)) return OutOfRangeError("no noise multiplier meets the target");
+    lo = hi;
+    hi *= 2.0;
+  }
+  DPEM_ASSIGN_OR_RETURN(const internal::Bracket bracket,
+                        internal::BisectThreshold(meets, lo, hi, 1e-10));
+  return bracket.hi;
 }
 
 }  // namespace dpem

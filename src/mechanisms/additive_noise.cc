@@ -71,7 +71,8 @@ Status ReleaseInPlace(RefType& value, const NoiseSpec& spec, Generator& gen,
   DPEM_ASSIGN_OR_RETURN(Eigen::VectorXd noise,
                         DrawNoise(spec, value.size(), gen));
   DPEM_RETURN_IF_ERROR(ledger.Record(Release{spec.mechanism, spec.sensitivity,
-                                             spec.NoiseScale(), spec.label}));
+                                             spec.NoiseScale(), spec.label,
+                                             NoiseSampling::kContinuous}));
   value += noise.reshaped(value.rows(), value.cols());
   return OkStatus();
 }

@@ -90,7 +90,7 @@ Status ReleaseSymmetric(Eigen::Ref<Eigen::MatrixXd> value,
   Eigen::MatrixXd released = Symmetrised(value) + noise;
   DPEM_RETURN_IF_ERROR(
       ledger.Record(Release{MechanismKind::kGaussian, spec.sensitivity,
-                            spec.NoiseScale(), spec.label}));
+                            spec.NoiseScale(), spec.label, NoiseSampling::kContinuous}));
   value = released;
   return OkStatus();
 }

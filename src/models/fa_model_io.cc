@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "internal/file_util.h"
+#include "models/ledger_json.h"
 
 namespace dpem {
 namespace {
@@ -42,18 +43,10 @@ json PrivacyToJson(const FaGuarantee& g, const std::optional<std::uint64_t>& see
   out["delta"] = g.delta;
   out["target_epsilon"] = g.target_epsilon;
   out["target_delta"] = g.target_delta;
-  out["accountant"] = "analytic-gaussian";
+  out["accountant"] = "rdp";  // The discrete Gaussian's Renyi curve.
   out["mechanism"] = "analyze-gauss";
   out["noise_multiplier"] = g.noise_multiplier;
-  json releases = json::array();
-  for (const Release& r : g.ledger.releases()) {
-    releases.push_back({{"label", r.label},
-                        {"mechanism", MechanismName(r.mechanism)},
-                        {"sensitivity", r.sensitivity},
-                        {"sensitivity_norm", r.SensitivityNorm()},
-                        {"noise_scale", r.noise_scale}});
-  }
-  out["releases"] = releases;
+  out["releases"] = internal::LedgerToJson(g.ledger);
   return out;
 }
 
@@ -88,13 +81,7 @@ StatusOr<Eigen::MatrixXd> LoadingsFrom(const json& rows) {
 }
 
 Status ParseLedger(const json& releases, PrivacyLedger& ledger) {
-  for (const json& r : releases) {
-    DPEM_ASSIGN_OR_RETURN(const MechanismKind kind,
-                          ParseMechanismKind(r.at("mechanism").get<std::string>()));
-    DPEM_RETURN_IF_ERROR(ledger.Record({kind, r.at("sensitivity").get<double>(),
-                                        r.at("noise_scale").get<double>(),
-                                        r.at("label").get<std::string>()}));
-  }
+  DPEM_ASSIGN_OR_RETURN(ledger, internal::LedgerFromJson(releases));
   return OkStatus();
 }
 

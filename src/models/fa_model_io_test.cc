@@ -58,7 +58,7 @@ TEST(FaModelIoTest, WritesTheDocumentedLayout) {
   EXPECT_EQ(j.at("dimension"), 3);
   EXPECT_EQ(j.at("parameters").at("loadings").size(), 3u);
   EXPECT_EQ(j.at("privacy").at("neighbour_relation"), "replace-one");
-  EXPECT_EQ(j.at("privacy").at("accountant"), "analytic-gaussian");
+  EXPECT_EQ(j.at("privacy").at("accountant"), "rdp");
   EXPECT_EQ(j.at("privacy").at("releases").size(), 1u);
 }
 

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "dpem/accounting/analytic_gaussian.h"
+#include "dpem/accounting/accountant.h"
 #include "dpem/mechanisms/analyze_gauss.h"
 #include "dpem/models/factor_analysis.h"
 #include "dpem/data/row_source.h"
@@ -17,7 +17,8 @@ namespace dpem {
 namespace {
 
 // Releases T = sum u u^T through ReleaseFaSecondMoment, and certifies the
-// ledger's one release by the exact Gaussian profile (no composition).
+// ledger's one release (no composition) for the sampling it records
+// (SingleGaussianEpsilon: the Renyi conversion for discrete noise).
 StatusOr<Eigen::MatrixXd> ReleaseAndCertify(const RowSource& unit, const FaFitOptions& o,
                                             const Engine& engine, Generator& gen,
                                             FaGuarantee& g) {
@@ -26,7 +27,7 @@ StatusOr<Eigen::MatrixXd> ReleaseAndCertify(const RowSource& unit, const FaFitOp
   if (g.ledger.size() != 1) return InternalError("the fit must make exactly one release");
   const Release& r = g.ledger.releases().front();
   g.noise_multiplier = r.NoiseMultiplier();
-  DPEM_ASSIGN_OR_RETURN(g.epsilon, GaussianEpsilonForDelta(g.noise_multiplier, o.delta));
+  DPEM_ASSIGN_OR_RETURN(g.epsilon, SingleGaussianEpsilon(g.noise_multiplier, o.delta, r.sampling));
   if (g.epsilon > o.epsilon) {
     return InternalError("the release costs more than the target epsilon");
   }
@@ -100,9 +101,11 @@ StatusOr<Eigen::MatrixXd> ReleaseFaSecondMoment(const RowSource& unit, double ep
   if (unit.rows() == 0 || unit.cols() == 0) {
     return InvalidArgumentError("the released records must be finite and in the unit ball");
   }
-  DPEM_ASSIGN_OR_RETURN(const double z, CalibrateAnalyticGaussian(epsilon, delta));
+  const NoiseSpec spec_sampling;  // The default sampling: discrete.
+  DPEM_ASSIGN_OR_RETURN(const double z,
+                        CalibrateSingleGaussian(epsilon, delta, spec_sampling.sampling));
   const NoiseSpec spec{MechanismKind::kGaussian, kFaSecondMomentSensitivity, z,
-                       "second moment sum_i u_i u_i^T"};
+                       "second moment sum_i u_i u_i^T", spec_sampling.sampling};
   DPEM_ASSIGN_OR_RETURN(SecondMoment t, SecondMomentSum(unit, engine));
   if (!(t.largest_squared_norm <= 1.0)) {  // Checked before anything is drawn.
     return InvalidArgumentError("the released records must be finite and in the unit ball");

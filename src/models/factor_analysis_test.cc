@@ -11,6 +11,7 @@
 #include <numbers>
 #include <vector>
 
+#include "dpem/accounting/accountant.h"
 #include "dpem/accounting/analytic_gaussian.h"
 #include "dpem/random/samplers.h"
 
@@ -143,7 +144,7 @@ TEST(FaReleaseTest, RecordsOneAnalyzeGaussReleaseWithTheCalibratedNoise) {
   // below the requested ones).
   EXPECT_GE(r.sensitivity, std::sqrt(2.0));
   EXPECT_LT(r.sensitivity, std::sqrt(2.0) * 1.001);
-  StatusOr<double> z = CalibrateAnalyticGaussian(1.0, 1e-5);
+  StatusOr<double> z = CalibrateSingleGaussian(1.0, 1e-5, NoiseSampling::kDiscrete);
   ASSERT_TRUE(z.ok());
   EXPECT_GE(r.NoiseMultiplier(), *z);
   EXPECT_NEAR(r.noise_scale / (*z * std::sqrt(2.0)), 1.0, 1e-3);

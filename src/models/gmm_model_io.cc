@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "internal/file_util.h"
+#include "models/ledger_json.h"
 
 namespace dpem {
 namespace {
@@ -31,18 +32,6 @@ json ParametersToJson(const GmmParameters& p) {
           {"covariances", covariances}};
 }
 
-json ReleasesToJson(const PrivacyLedger& ledger) {
-  json releases = json::array();
-  for (const Release& r : ledger.releases()) {
-    releases.push_back({{"label", r.label},
-                        {"mechanism", MechanismName(r.mechanism)},
-                        {"sensitivity", r.sensitivity},
-                        {"sensitivity_norm", r.SensitivityNorm()},
-                        {"noise_scale", r.noise_scale}});
-  }
-  return releases;
-}
-
 json GuaranteeToJson(const GmmGuarantee& g, const std::optional<std::uint64_t>& seed) {
   json out = {{"private", g.is_private},
               {"neighbour_relation", kNeighbourRelation},
@@ -63,7 +52,7 @@ json GuaranteeToJson(const GmmGuarantee& g, const std::optional<std::uint64_t>& 
   out["per_release_epsilon"] = g.per_release_epsilon;
   out["component_frame_radius"] = g.frame_radius;
   out["noise_multipliers"] = g.noise_multipliers;
-  out["releases"] = ReleasesToJson(g.ledger);
+  out["releases"] = internal::LedgerToJson(g.ledger);
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dpem/models/gmm_model_io.h"
+#include "models/ledger_json.h"
 
 namespace dpem {
 namespace {
@@ -125,18 +126,7 @@ StatusOr<DataDomain> DomainFrom(const json& model, Eigen::Index d) {
 }
 
 StatusOr<PrivacyLedger> LedgerFrom(const json& releases) {
-  if (!releases.is_array()) return InvalidArgumentError("releases must be an array");
-  PrivacyLedger ledger;
-  for (const json& r : releases) {
-    Release release;
-    DPEM_ASSIGN_OR_RETURN(const std::string mechanism, StringField(r, "mechanism"));
-    DPEM_ASSIGN_OR_RETURN(release.mechanism, ParseMechanismKind(mechanism));
-    DPEM_ASSIGN_OR_RETURN(release.sensitivity, NumberField(r, "sensitivity"));
-    DPEM_ASSIGN_OR_RETURN(release.noise_scale, NumberField(r, "noise_scale"));
-    DPEM_ASSIGN_OR_RETURN(release.label, StringField(r, "label"));
-    DPEM_RETURN_IF_ERROR(ledger.Record(std::move(release)));
-  }
-  return ledger;
+  return internal::LedgerFromJson(releases);
 }
 
 Status PrivateFieldsFrom(const json& privacy, GmmGuarantee& g) {

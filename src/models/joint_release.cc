@@ -138,7 +138,8 @@ Status ReleaseContinuous(GmmStatistics& stats, const JointNoiseScales& split,
   const double sigma =
       std::nextafter(noise_multiplier * sensitivity, std::numeric_limits<double>::infinity());
   DPEM_RETURN_IF_ERROR(ledger.Record(
-      Release{MechanismKind::kGaussian, sensitivity, sigma, label}));
+      Release{MechanismKind::kGaussian, sensitivity, sigma, label,
+                                             NoiseSampling::kContinuous}));
   AddNoise(stats.counts, split.counts * sigma, gen);
   AddNoise(stats.sums, split.sums * sigma, gen);
   const double sd2 = split.second * sigma;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "internal/file_util.h"
+#include "models/ledger_json.h"
 
 namespace dpem {
 namespace {
@@ -35,15 +36,7 @@ json PrivacyToJson(const KmeansFit& fit) {
   out["target_delta"] = g.target_delta;
   out["accountant"] = AccountantName(g.accountant);
   out["noise_multipliers"] = g.noise_multipliers;
-  json releases = json::array();
-  for (const Release& r : g.ledger.releases()) {
-    releases.push_back({{"label", r.label},
-                        {"mechanism", MechanismName(r.mechanism)},
-                        {"sensitivity", r.sensitivity},
-                        {"sensitivity_norm", r.SensitivityNorm()},
-                        {"noise_scale", r.noise_scale}});
-  }
-  out["releases"] = releases;
+  out["releases"] = internal::LedgerToJson(g.ledger);
   return out;
 }
 

@@ -162,13 +162,19 @@ StatusOr<CalibrationResult> CalibrateFit(const GmmFitOptions& o) {
   c.accountant = o.accountant;
   c.per_release_delta = o.per_release_delta;
   if (o.mechanisms == GmmMechanisms::kJoint) {
-    c.pattern = {"joint", {{MechanismKind::kGaussian, 1, 1.0, "joint statistics"}}};
+    c.pattern = {"joint", {{MechanismKind::kGaussian, 1, 1.0, "joint statistics",
+                            o.noise_sampling}}};
     return Calibrate(c);
   }
   DPEM_ASSIGN_OR_RETURN(c.pattern, ScenarioPattern(GmmMechanismsName(o.mechanisms),
                                                    o.components));
-  // park2016's Gamma and Wishart mechanisms claim pure epsilon_i-DP.
-  if (o.unsafe_paper_mechanisms) c.pattern.releases[2].mechanism = MechanismKind::kLaplace;
+  for (ReleaseSpec& spec : c.pattern.releases) spec.sampling = o.noise_sampling;
+  // park2016's Gamma and Wishart mechanisms claim pure epsilon_i-DP; their
+  // claimed releases are recorded with the default (conservative) sampling.
+  if (o.unsafe_paper_mechanisms) {
+    c.pattern.releases[2].mechanism = MechanismKind::kLaplace;
+    c.pattern.releases[2].sampling = Release{}.sampling;
+  }
   return Calibrate(c);
 }
 

@@ -72,6 +72,20 @@ enum class DeltaSplitRule {
   kOptimised,
 };
 
+// The epsilon at `delta` of ONE Gaussian release with noise multiplier z:
+// the exact analytic-Gaussian value (Balle and Wang 2018) for continuous
+// noise; for discrete noise the Renyi conversion GaussianRdpEpsilonForDelta
+// (rdp.h), since the exact curve is the continuous Gaussian's and is not
+// proven for the multivariate discrete Gaussian. Requires z > 0,
+// 0 < delta < 1.
+StatusOr<double> SingleGaussianEpsilon(double noise_multiplier, double delta,
+                                       NoiseSampling sampling);
+
+// The smallest noise multiplier (rounded up) of one Gaussian release that
+// SingleGaussianEpsilon certifies within (epsilon, delta) for `sampling`.
+// Requires epsilon > 0, 0 < delta < 1.
+StatusOr<double> CalibrateSingleGaussian(double epsilon, double delta, NoiseSampling sampling);
+
 // The smallest epsilon that `kind` certifies for all releases in `ledger`
 // together, at total `delta`. Requires 0 < delta < 1. An empty ledger costs
 // epsilon 0. The result is never below the exact

@@ -42,6 +42,9 @@ struct ReleaseSpec {
   int count_per_iteration = 1;
   double noise_weight = 1.0;
   std::string label;  // e.g. "weights", "means", "covariances".
+  // How the noise will be sampled; the accountants treat discrete noise
+  // conservatively (ledger.h), so calibrate with what the releases will use.
+  NoiseSampling sampling = NoiseSampling::kDiscrete;
 };
 
 // The releases of one iteration.

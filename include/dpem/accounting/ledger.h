@@ -35,6 +35,21 @@ std::string_view MechanismName(MechanismKind kind);
 // Parses "laplace" / "gaussian"; InvalidArgument otherwise.
 StatusOr<MechanismKind> ParseMechanismKind(std::string_view name);
 
+// How a release's noise was sampled. The accountants treat the two
+// differently (docs/accounting.md, "Discrete noise"): a discrete Gaussian has
+// the continuous Gaussian's Renyi / zCDP / mCDP bounds but no proven exact
+// (epsilon, delta) curve, and a discrete Laplace is pure DP but has a larger
+// Renyi divergence than the continuous Laplace.
+enum class NoiseSampling {
+  kDiscrete,    // Exact integer noise on a grid: floating-point safe (default).
+  kContinuous,  // Floating-point Laplace / Gaussian samples (samplers.h).
+};
+
+// "discrete" or "continuous".
+std::string_view NoiseSamplingName(NoiseSampling sampling);
+// Parses "discrete" / "continuous"; InvalidArgument otherwise.
+StatusOr<NoiseSampling> ParseNoiseSampling(std::string_view name);
+
 // The neighbour relation every sensitivity in dpem is computed for.
 inline constexpr std::string_view kNeighbourRelation = "replace-one";
 
@@ -49,6 +64,10 @@ struct Release {
   double noise_scale = 0.0;
   // What was released, e.g. "iteration 3 / means[1]". Free text.
   std::string label;
+  // How the noise was sampled. The default, kDiscrete, is also the
+  // conservative choice: every accountant's bound for discrete noise holds
+  // for continuous noise too.
+  NoiseSampling sampling = NoiseSampling::kDiscrete;
 
   // noise_scale / sensitivity: what the accountants need.
   double NoiseMultiplier() const { return noise_scale / sensitivity; }
@@ -59,12 +78,13 @@ struct Release {
 // Checks a release: finite sensitivity > 0 and noise_scale > 0.
 Status ValidateRelease(const Release& release);
 
-// Releases that share a mechanism and noise multiplier, with their count:
-// the compact form the accountants work on.
+// Releases that share a mechanism, sampling and noise multiplier, with their
+// count: the compact form the accountants work on.
 struct ReleaseGroup {
   MechanismKind mechanism = MechanismKind::kGaussian;
   double noise_multiplier = 0.0;
   std::size_t count = 0;
+  NoiseSampling sampling = NoiseSampling::kDiscrete;
 };
 
 // An append-only list of releases.
@@ -79,7 +99,7 @@ class PrivacyLedger {
   std::size_t size() const { return releases_.size(); }
   bool empty() const { return releases_.empty(); }
 
-  // The releases grouped by (mechanism, exact noise multiplier), in order of
+  // The releases grouped by (mechanism, sampling, exact noise multiplier), in order of
   // first appearance. Accountants are invariant to the order of releases.
   std::vector<ReleaseGroup> Groups() const;
 

@@ -42,6 +42,20 @@ double GaussianRdp(double noise_multiplier, double alpha);
 // (~1e-14 absolute near alpha = 1). Returns NaN if z <= 0 or alpha <= 1.
 double LaplaceRdp(double noise_multiplier, double alpha);
 
+// An upper bound on the RDP at order alpha > 1 of ANY pure epsilon-DP
+// mechanism, used for the discrete Laplace (whose Renyi divergence exceeds
+// the continuous Laplace's: scale 1, shift 1, order 1.5 gives 0.627 against
+// LaplaceRdp's 0.513). Every epsilon-DP pair of output distributions is a
+// post-processing of binary randomised response with parameter epsilon
+// (Kairouz, Oh and Viswanath 2015, Thm. 2.1 with delta = 0), so by the data
+// processing inequality its divergence is at most randomised response's:
+//   1/(alpha-1) log( (e^{(alpha-1) eps} + e^{-alpha eps}) / (1 + e^{-eps}) ),
+// evaluated with expm1/log1p, rounded up, and capped by the two simpler
+// bounds eps (pure DP) and alpha eps^2 / 2 (Bun and Steinke 2016, Prop. 3.3),
+// both also valid. alpha = +inf gives eps. Returns NaN if eps <= 0 or
+// alpha <= 1.
+double PureDpRdp(double epsilon, double alpha);
+
 // The improved conversion from RDP to (epsilon, delta)-DP (Canonne, Kamath
 // and Steinke 2020, Prop. 12; equal to Balle et al. 2020, Thm. 21): for each
 // order alpha with RDP tau,
@@ -53,6 +67,21 @@ double LaplaceRdp(double noise_multiplier, double alpha);
 // explicit rounding-error bound before the minimum is taken.
 StatusOr<double> RdpToEpsilon(std::span<const double> orders,
                               std::span<const double> rdp, double delta);
+
+// The epsilon of ONE Gaussian release with noise multiplier z at `delta`
+// through its Renyi curve alpha / (2 z^2) and RdpToEpsilon over
+// DefaultRdpOrders(). Valid for the discrete Gaussian, whose Renyi
+// divergence on integer shifts is at most the continuous one's (Canonne,
+// Kamath and Steinke 2020, Prop. 5 and its multivariate form, Thm. 14);
+// never below the continuous Gaussian's exact GaussianEpsilonForDelta.
+// Requires z > 0, 0 < delta < 1.
+StatusOr<double> GaussianRdpEpsilonForDelta(double noise_multiplier, double delta);
+
+// The smallest noise multiplier z (rounded up: the top of a bisection
+// bracket of relative width 1e-10) with GaussianRdpEpsilonForDelta(z, delta)
+// <= epsilon: the calibration of a one-shot discrete Gaussian release.
+// Requires epsilon > 0, 0 < delta < 1.
+StatusOr<double> CalibrateGaussianRdp(double epsilon, double delta);
 
 // The moments accountant's orders: lambda = 1, ..., kMomentsMaxLambda, as
 // park2017 searches them (integers only, following Abadi et al. 2016).

@@ -44,16 +44,19 @@
 //   noise grows by the factor (1 + charge/Delta) <= 1 + 1.125 z sqrt(m) /
 //   2^20 (L2; 1 + 1.125 z m / 2^20 for L1), e.g. 4e-4 for z = 10 and the
 //   1275 coordinates of a 50 x 50 covariance.
-//   Accounting: a discrete Gaussian with sigma = z Delta' on an integer
-//   statistic of L2 sensitivity Delta' satisfies the same zCDP / Renyi DP
-//   bound, alpha / (2 z^2), as the continuous one (CKS 2020, Thm. 4 and its
-//   multivariate form), so the RDP (default), zCDP and moments accountants
-//   cover it as they are; the discrete Laplace with t = z Delta'_1 is
-//   (1/z)-DP exactly like the continuous one. NOT covered by a proof here:
-//   the analytic-Gaussian profile used by the (eps, delta)-composition
-//   accountants (linear, advanced, kov) and park2016's mCDP, which are the
-//   continuous Gaussian's; docs/audits.md sketches why the gap is
-//   negligible. Use kContinuous with those accountants for an exact match.
+//   Accounting (docs/accounting.md, "Discrete noise"): every Release records
+//   its sampling, and the accountants read it. A discrete Gaussian with
+//   sigma = z Delta' on an integer statistic of L2 sensitivity Delta' has
+//   the continuous Gaussian's Renyi / zCDP curve alpha / (2 z^2) (CKS 2020,
+//   Thm. 14) and mCDP (its privacy loss is sub-Gaussian, CKS Cor. 9), so the
+//   RDP (default), zCDP, moments and mCDP accountants take it as they take
+//   the continuous one; the (eps, delta)-composition accountants (linear,
+//   advanced, kov) and one-shot calibrations take each discrete Gaussian
+//   release at the eps of its Renyi curve (SingleGaussianEpsilon), never at
+//   the continuous Gaussian's exact profile, which is not proven for it. The
+//   discrete Laplace with t = z Delta'_1 is pure (1/z)-DP; its Renyi
+//   divergence exceeds the continuous Laplace's, so the RDP and moments
+//   accountants take it at the bound of any pure-DP mechanism (PureDpRdp).
 // NoiseSampling::kContinuous keeps the fast floating-point samplers of
 // samplers.h (e.g. to reproduce earlier results exactly).
 //
@@ -70,11 +73,8 @@
 
 namespace dpem {
 
-// How the noise of a release is sampled (see "Discrete noise" above).
-enum class NoiseSampling {
-  kDiscrete,    // Exact integer noise on a grid: floating-point safe (default).
-  kContinuous,  // Floating-point Laplace / Gaussian samples (samplers.h).
-};
+// How the noise of a release is sampled (see "Discrete noise" above):
+// NoiseSampling, declared in dpem/accounting/ledger.h.
 
 // The grid is 2^-kDiscreteGridBits of the noise scale (rounded down to a power
 // of two): noise scales in grid units lie in [2^20, 2^21].

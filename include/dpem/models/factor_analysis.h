@@ -14,8 +14,9 @@
 //   2. ONE release: the second-moment sum T = sum_i u_i u_i^T by Analyze Gauss
 //      (mechanisms/analyze_gauss.h, DTTZ 2014 Alg. 1; park2017 eq. 16-18),
 //      with Frobenius sensitivity kFaSecondMomentSensitivity = sqrt(2) under
-//      replace-one neighbours (proof below) and the noise multiplier of the
-//      analytic Gaussian mechanism (Balle-Wang 2018 Thm. 8) for (eps, delta).
+//      replace-one neighbours (proof below) and discrete Gaussian noise
+//      calibrated to (eps, delta) through its Renyi curve
+//      (CalibrateSingleGaussian; docs/accounting.md, "Discrete noise").
 //      N is public, so S = T~ / N is post-processing.
 //   3. Post-processing: S is projected onto the matrices with eigenvalues
 //      >= eigenvalue_floor, then EM runs on S alone for J iterations
@@ -117,8 +118,8 @@ StatusOr<FaParameters> FitFaToSecondMoment(const Eigen::MatrixXd& s, const FaEmO
 
 // The one release of a private fit: T = sum_i u_i u_i^T of the unit-ball
 // records `unit` plus Analyze Gauss noise (ReleaseSymmetric) with sensitivity
-// kFaSecondMomentSensitivity and the analytic Gaussian multiplier for
-// (epsilon, delta) (Balle-Wang 2018 Thm. 8), recorded in `ledger`. Returns
+// kFaSecondMomentSensitivity and the discrete Gaussian's multiplier for
+// (epsilon, delta) (CalibrateSingleGaussian), recorded in `ledger`. Returns
 // the noisy d x d sum (not divided by N). Requires finite epsilon > 0,
 // 0 < delta < 1, and every row of `unit` of norm <= 1 (as MapToUnitBall
 // guarantees; InvalidArgument otherwise, before anything is drawn).

@@ -1,0 +1,30 @@
+// The JSON form of a privacy ledger, shared by every model file and CLI
+// output that lists releases: one object per release with its label,
+// mechanism, sensitivity (and its norm), noise scale and noise sampling.
+// Private to the library and the CLI.
+#ifndef DPEM_MODELS_LEDGER_JSON_H_
+#define DPEM_MODELS_LEDGER_JSON_H_
+
+#include <nlohmann/json.hpp>
+
+#include "dpem/accounting/ledger.h"
+#include "dpem/status.h"
+
+namespace dpem::internal {
+
+// {"label", "mechanism", "sensitivity", "sensitivity_norm", "noise_scale",
+//  "noise"} for one release; "noise" is "discrete" or "continuous".
+nlohmann::json ReleaseToJson(const Release& release);
+
+// The releases of `ledger`, in order, as a JSON array of ReleaseToJson.
+nlohmann::json LedgerToJson(const PrivacyLedger& ledger);
+
+// Parses an array written by LedgerToJson. A release without "noise" (files
+// written before the field existed) is read as discrete, the conservative
+// choice for every accountant (ledger.h). InvalidArgument on a missing or
+// mistyped field or an invalid release.
+StatusOr<PrivacyLedger> LedgerFromJson(const nlohmann::json& releases);
+
+}  // namespace dpem::internal
+
+#endif  // DPEM_MODELS_LEDGER_JSON_H_
