@@ -2,6 +2,7 @@
 # reads; the library sources are listed in CMakeLists.txt.
 if(DPEM_BUILD_TESTS)
   dpem_add_test(engine_test SOURCES src/engine/engine_test.cc)
+  dpem_add_test(exact_sum_test SOURCES src/engine/exact_sum_test.cc)
   dpem_add_test(row_source_test SOURCES src/data/row_source_test.cc)
 endif()
 if(DPEM_BUILD_BENCHMARKS)

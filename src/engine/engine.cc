@@ -16,8 +16,8 @@ Status EngineOptions::Validate() const {
     return InvalidArgumentError("threads must be in [0, 1024] (0 = all), got " +
                                 std::to_string(threads));
   }
-  if (block_rows < 0 || block_rows > (Eigen::Index{1} << 24)) {
-    return InvalidArgumentError("block_rows must be in [0, 2^24] (0 = automatic), got " +
+  if (block_rows < 0 || block_rows > kMaxBlockRowsOption) {
+    return InvalidArgumentError("block_rows must be in [0, 2^16] (0 = automatic), got " +
                                 std::to_string(block_rows));
   }
   return OkStatus();

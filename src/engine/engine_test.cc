@@ -26,7 +26,8 @@ TEST(EngineOptionsTest, RejectsOutOfRange) {
   EXPECT_FALSE((EngineOptions{-1, 0}).Validate().ok());
   EXPECT_FALSE((EngineOptions{1025, 0}).Validate().ok());
   EXPECT_FALSE((EngineOptions{1, -1}).Validate().ok());
-  EXPECT_FALSE((EngineOptions{1, (Eigen::Index{1} << 24) + 1}).Validate().ok());
+  EXPECT_FALSE((EngineOptions{1, kMaxBlockRowsOption + 1}).Validate().ok());
+  EXPECT_TRUE((EngineOptions{1, kMaxBlockRowsOption}).Validate().ok());
   EXPECT_FALSE(Engine::Create({-1, 0}).ok());
   EXPECT_GE(Engine::Create({}).value().threads(), 1);
 }

@@ -12,24 +12,32 @@
 #include "dpem/accounting/ledger.h"
 #include "dpem/random/generator.h"
 #include "dpem/status.h"
+#include "engine/exact_sum.h"
 
 namespace dpem::internal {
 
 // The grid of one discrete release (see additive_noise.h, "Discrete noise").
 struct DiscreteGrid {
   double granularity = 0.0;        // g, a power of two.
-  double sensitivity = 0.0;        // Delta + rounding charge (rounded up).
+  double sensitivity = 0.0;        // Delta' = the charged sensitivity (rounded up).
   std::uint64_t scale_units = 0;   // Noise scale in units of g.
   double noise_scale = 0.0;        // scale_units * g (exact).
 };
 
 // Plans a release of `coordinates` values with `mechanism`, `sensitivity`
-// and `noise_multiplier` already validated (> 0, finite). The plan depends on
-// these public quantities only, never on the values. InvalidArgument if the
-// grid would underflow or the scale in grid units exceed
-// kMaxDiscreteNoiseScale.
+// and `noise_multiplier` already validated (> 0, finite). `input_quantum`
+// bounds, per coordinate of the released vector, the rounding of the exact
+// sums the values come from (engine/exact_sum.h: kExactSumQuantum times the
+// coordinate's scale factor; >= 0). The charged sensitivity is
+//   Delta' = Delta (1 + kComputedSumMargin) + (input_quantum +
+//            kRoundingChargeFactor g) n(m),
+// n(m) = sqrt(m) (L2) or m (L1): see additive_noise.h, "Discrete noise". The
+// plan depends on these public quantities only, never on the values.
+// InvalidArgument if the grid would underflow or the scale in grid units
+// exceed kMaxDiscreteNoiseScale.
 StatusOr<DiscreteGrid> PlanDiscreteGrid(MechanismKind mechanism, double sensitivity,
-                                        double noise_multiplier, Eigen::Index coordinates);
+                                        double noise_multiplier, Eigen::Index coordinates,
+                                        double input_quantum);
 
 // x_i <- g (round(clamp(x_i / g, +-2^kDiscreteValueBits)) + N_i), N_i i.i.d. discrete Laplace (kLaplace) or
 // discrete Gaussian (kGaussian) with scale grid.scale_units. Cannot fail for

@@ -49,7 +49,7 @@ Status ReleaseDiscrete(RefType& value, const NoiseSpec& spec, Generator& gen,
   DPEM_ASSIGN_OR_RETURN(
       const internal::DiscreteGrid grid,
       internal::PlanDiscreteGrid(spec.mechanism, spec.sensitivity, spec.noise_multiplier,
-                                 value.size()));
+                                 value.size(), internal::kExactSumQuantum));
   DPEM_RETURN_IF_ERROR(ledger.Record(
       Release{spec.mechanism, grid.sensitivity, grid.noise_scale, spec.label}));
   Eigen::VectorXd flat = value.reshaped();

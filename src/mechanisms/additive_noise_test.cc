@@ -233,8 +233,9 @@ TEST(DiscreteNoiseTest, IsTheDefault) {
 }
 
 // Sensitivity 0.25, multiplier 3: scale 0.75, g = 2^-21; m = 6 coordinates.
-// Gaussian: Delta' = 0.25 + 1.125 g sqrt(6); Laplace: 0.25 + 1.125 g 6; the
-// noise scale is ceil(3 Delta' / g) g.
+// Gaussian: Delta' = 0.25 (1 + 2^-19) + (2^-52 + 1.25 g) sqrt(6); Laplace:
+// the same with 6 for sqrt(6) (the exact sums' quantum 2^-52, the
+// floating-point margin 2^-19); the noise scale is ceil(3 Delta' / g) g.
 TEST(DiscreteNoiseTest, RecordsTheChargedSensitivityAndTheActualScale) {
   for (MechanismKind kind : {MechanismKind::kGaussian, MechanismKind::kLaplace}) {
     Generator gen = Generator::FromSeed(21);
@@ -245,9 +246,11 @@ TEST(DiscreteNoiseTest, RecordsTheChargedSensitivityAndTheActualScale) {
     const Release& r = ledger.releases()[0];
     const double g = std::exp2(-21.0);
     ASSERT_EQ(Granularity(0.75), g);
-    const double charge = 1.125 * g * (kind == MechanismKind::kGaussian ? std::sqrt(6.0) : 6.0);
-    EXPECT_NEAR(r.sensitivity, 0.25 + charge, 1e-15);
-    EXPECT_GE(r.sensitivity, 0.25 + charge);
+    const double charge = (std::exp2(-52.0) + 1.25 * g) *
+                          (kind == MechanismKind::kGaussian ? std::sqrt(6.0) : 6.0);
+    const double computed = 0.25 * (1 + std::exp2(-19.0));
+    EXPECT_NEAR(r.sensitivity, computed + charge, 1e-15);
+    EXPECT_GE(r.sensitivity, computed + charge);
     EXPECT_EQ(r.noise_scale, std::ceil(3.0 * r.sensitivity / g) * g);
     EXPECT_GE(r.NoiseMultiplier(), 3.0);            // The guarantee is unchanged...
     EXPECT_LT(r.NoiseMultiplier(), 3.0 * (1 + 1e-6));  // ...and so is the noise.

@@ -62,7 +62,8 @@ TEST(ReleaseSymmetricTest, RecordsOneGaussianReleaseAndIsExactlySymmetric) {
 }
 
 // Discrete default: d = 4 releases the 10 upper-triangle coordinates on the
-// grid g = 2^floor(log2(0.1)) / 2^20 = 2^-24, charged 1.125 g sqrt(10).
+// grid g = 2^floor(log2(0.1)) / 2^20 = 2^-24, charged 0.02 (1 + 2^-19) +
+// (2^-52 + 1.25 g) sqrt(10) (additive_noise.h, "What is computed").
 TEST(ReleaseSymmetricTest, DiscreteDefaultIsSymmetricOnTheGridAndCharged) {
   Generator gen = Generator::FromSeed(13);
   PrivacyLedger ledger;
@@ -73,7 +74,10 @@ TEST(ReleaseSymmetricTest, DiscreteDefaultIsSymmetricOnTheGridAndCharged) {
   const double g = std::exp2(-24.0);
   EXPECT_TRUE(((value.array() / g).round() == value.array() / g).all());
   const Release& r = ledger.releases()[0];
-  EXPECT_NEAR(r.sensitivity, 0.02 + 1.125 * g * std::sqrt(10.0), 1e-16);
+  const double charged =
+      0.02 * (1 + std::exp2(-19.0)) + (std::exp2(-52.0) + 1.25 * g) * std::sqrt(10.0);
+  EXPECT_NEAR(r.sensitivity, charged, 1e-16);
+  EXPECT_GE(r.sensitivity, charged);
   EXPECT_GE(r.NoiseMultiplier(), 5.0);
 }
 

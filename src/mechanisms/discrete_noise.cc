@@ -25,7 +25,8 @@ double PowerOfTwoFloor(double x) {
 }  // namespace
 
 StatusOr<DiscreteGrid> PlanDiscreteGrid(MechanismKind mechanism, double sensitivity,
-                                        double noise_multiplier, Eigen::Index coordinates) {
+                                        double noise_multiplier, Eigen::Index coordinates,
+                                        double input_quantum) {
   // The grid depends on the public sensitivity and multiplier only, never on
   // the values released (a data-dependent grid would make the recorded
   // sensitivity, and so the noise, depend on the data).
@@ -37,8 +38,13 @@ StatusOr<DiscreteGrid> PlanDiscreteGrid(MechanismKind mechanism, double sensitiv
   }
   const double m = static_cast<double>(coordinates);
   const double per_norm = mechanism == MechanismKind::kLaplace ? m : std::sqrt(m);
-  grid.sensitivity = std::nextafter(
-      sensitivity + kRoundingChargeFactor * grid.granularity * per_norm, kInfinity);
+  if (!(input_quantum >= 0.0 && std::isfinite(input_quantum))) {
+    return InvalidArgumentError("discrete noise: the input quantum must be finite and >= 0");
+  }
+  const double computed = sensitivity * (1.0 + kComputedSumMargin);
+  const double charge = (input_quantum + kRoundingChargeFactor * grid.granularity) * per_norm;
+  // Two roundings up cover the two additions' own rounding.
+  grid.sensitivity = std::nextafter(std::nextafter(computed + charge, kInfinity), kInfinity);
   const double units =
       std::ceil(std::nextafter(noise_multiplier * grid.sensitivity / grid.granularity, kInfinity));
   if (!(units <= static_cast<double>(kMaxDiscreteNoiseScale))) {

@@ -11,6 +11,7 @@
 #include "dpem/mechanisms/analyze_gauss.h"
 #include "dpem/models/factor_analysis.h"
 #include "dpem/data/row_source.h"
+#include "engine/exact_sum.h"
 #include "models/factor_analysis_internal.h"
 
 namespace dpem {
@@ -41,23 +42,30 @@ struct SecondMoment {
   double largest_squared_norm = 0.0;
 };
 
+// Each block's rank update starts from zero and is summed exactly
+// (engine/exact_sum.h); the strict upper triangle stays zero until the end.
 StatusOr<SecondMoment> SecondMomentSum(const RowSource& unit, const Engine& engine) {
   const Eigen::Index d = unit.cols();
   std::vector<SecondMoment> parts(static_cast<size_t>(engine.threads()),
                                   SecondMoment{Eigen::MatrixXd::Zero(d, d), 0.0});
+  std::vector<internal::ExactSum> exact(parts.size(), internal::ExactSum(d * d));
+  const auto released = [](SecondMoment& p) {
+    return std::vector<internal::StatisticArray>{{p.sum.data(), p.sum.size()}};
+  };
   DPEM_RETURN_IF_ERROR(engine.ForEachBlock(
       unit, d, [&](int thread, const RowBlock& block, Eigen::Index) {
         SecondMoment& p = parts[static_cast<size_t>(thread)];
         p.sum.selfadjointView<Eigen::Lower>().rankUpdate(block.transpose());
+        exact[static_cast<size_t>(thread)].FoldAndZero(released(p));
         p.largest_squared_norm =
             std::max(p.largest_squared_norm, block.rowwise().squaredNorm().maxCoeff());
         return OkStatus();
       }));
   SecondMoment total = std::move(parts[0]);
   for (size_t t = 1; t < parts.size(); ++t) {
-    total.sum += parts[t].sum;
     total.largest_squared_norm = std::max(total.largest_squared_norm, parts[t].largest_squared_norm);
   }
+  internal::MergeExactSums(exact).WriteTo(released(total));
   total.sum.triangularView<Eigen::StrictlyUpper>() = total.sum.transpose();
   return total;
 }

@@ -33,6 +33,7 @@
 
 #include "dpem/engine/engine.h"
 #include "dpem/models/gmm.h"
+#include "engine/exact_sum.h"
 #include "models/gmm_kernels.h"
 
 namespace dpem::internal {
@@ -64,6 +65,9 @@ namespace dpem {
 namespace {
 
 using internal::FeatureCount;
+using internal::ExactSum;
+using internal::MergeExactSums;
+using internal::StatisticArray;
 using internal::ZeroStatistics;
 
 constexpr double kLog2Pi = 1.8378770664093454835606594728112;  // log(2 pi)
@@ -126,13 +130,34 @@ Eigen::VectorXd NormalizeLogJoint(Eigen::MatrixXd& r) {
   return (row_max - sum.log()).matrix();
 }
 
-// One thread's share of an E-step pass: its statistics and its buffers.
+// One thread's share of an E-step pass: the current block's partial
+// statistics (from zero), the exact sum of its finished blocks' partials
+// (engine/exact_sum.h), and its buffers.
 struct EStepWorker {
   GmmStatistics stats;
   Eigen::MatrixXd feature_sums;  // kFull: F x K, sum_i gamma_ik f(x_i).
   Eigen::MatrixXd gamma;         // B x K.
   Eigen::MatrixXd scratch;       // kFull: the block's features, B x F.
+  ExactSum exact;
 };
+
+// The arrays of a pass's statistics that are summed exactly: the feature
+// sums (full), or counts, sums and diagonal / trace second moments.
+std::vector<StatisticArray> ExactArrays(GmmStatistics& s, Eigen::MatrixXd& feature_sums) {
+  if (s.type == CovarianceType::kFull) return {{feature_sums.data(), feature_sums.size()}};
+  std::vector<StatisticArray> a{{s.counts.data(), s.counts.size()}, {s.sums.data(), s.sums.size()}};
+  if (s.type == CovarianceType::kDiagonal) a.push_back({s.second_diag.data(), s.second_diag.size()});
+  if (s.type == CovarianceType::kSpherical) {
+    a.push_back({s.second_trace.data(), s.second_trace.size()});
+  }
+  return a;
+}
+
+Eigen::Index ExactSize(GmmStatistics& s, Eigen::MatrixXd& feature_sums) {
+  Eigen::Index n = 0;
+  for (const StatisticArray& a : ExactArrays(s, feature_sums)) n += a.second;
+  return n;
+}
 
 // Unpacks K x F feature sums into counts, sums and second moments.
 void UnpackFeatureSums(const Eigen::MatrixXd& t, GmmStatistics& s) {
@@ -168,19 +193,16 @@ void Accumulate(const RowBlock& block, EStepWorker& w) {
   }
 }
 
-// Merges the workers in thread order into the statistics of the pass.
+// Merges the workers into the statistics of the pass: the exact sums (the
+// same for any thread count), and the log-likelihood in thread order.
 GmmStatistics Merge(std::vector<EStepWorker>& workers, Eigen::Index n) {
+  std::vector<ExactSum> parts;
+  for (EStepWorker& w : workers) parts.push_back(std::move(w.exact));
+  const ExactSum total = MergeExactSums(parts);
   GmmStatistics stats = std::move(workers[0].stats);
   Eigen::MatrixXd feature_sums = std::move(workers[0].feature_sums);
-  for (size_t t = 1; t < workers.size(); ++t) {
-    const GmmStatistics& other = workers[t].stats;
-    stats.counts += other.counts;
-    stats.sums += other.sums;
-    stats.log_likelihood += other.log_likelihood;
-    if (stats.type == CovarianceType::kDiagonal) stats.second_diag += other.second_diag;
-    if (stats.type == CovarianceType::kSpherical) stats.second_trace += other.second_trace;
-    if (stats.type == CovarianceType::kFull) feature_sums += workers[t].feature_sums;
-  }
+  total.WriteTo(ExactArrays(stats, feature_sums));
+  for (size_t t = 1; t < workers.size(); ++t) stats.log_likelihood += workers[t].stats.log_likelihood;
   if (stats.type == CovarianceType::kFull) UnpackFeatureSums(feature_sums.transpose(), stats);
   stats.n = n;
   return stats;
@@ -301,6 +323,7 @@ StatusOr<GmmStatistics> ComputeStatistics(const GmmParameters& params,
   for (EStepWorker& w : workers) {
     w.stats = ZeroStatistics(params);
     if (params.type == CovarianceType::kFull) w.feature_sums.setZero(FeatureCount(d), k);
+    w.exact = ExactSum(ExactSize(w.stats, w.feature_sums));
   }
   const Eigen::Index row_doubles = (params.type == CovarianceType::kFull ? FeatureCount(d) : d) + k;
   DPEM_RETURN_IF_ERROR(engine.ForEachBlock(
@@ -309,6 +332,7 @@ StatusOr<GmmStatistics> ComputeStatistics(const GmmParameters& params,
         w.stats.log_likelihood +=
             evaluator.Responsibilities(block, &w.gamma, &w.scratch).sum();
         Accumulate(block, w);
+        w.exact.FoldAndZero(ExactArrays(w.stats, w.feature_sums));
         return OkStatus();
       }));
   return Merge(workers, x.rows());

@@ -1,7 +1,8 @@
 // The private E-step pass in component frames (gmm_frames.h): the
 // responsibilities of the plain pass (GmmDensityEvaluator), then, for each
 // component, every record's frame coordinates u computed explicitly and
-// accumulated as they are: sum g, sum g u, sum g T(u).
+// accumulated as they are: sum g, sum g u, sum g T(u), each block's partial
+// from zero, the partials summed exactly (engine/exact_sum.h).
 //
 // Why explicitly. The framed statistics could be had from global sums by an
 // affine map (S^{-1}(sum g x - N m), ...), but that map multiplies the sums'
@@ -29,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/exact_sum.h"
 #include "models/gmm_frames.h"
 #include "models/gmm_kernels.h"
 
@@ -41,7 +43,8 @@ constexpr double kShrunkRadius = 1.0 - 1e-12;
 constexpr double kInsideSquared = kShrunkRadius * kShrunkRadius;
 
 struct FramedWorker {
-  GmmStatistics stats;
+  GmmStatistics stats;          // The current block's partial, from zero.
+  ExactSum exact;               // The finished blocks' partials, exactly.
   Eigen::MatrixXd gamma, scratch;
   Eigen::MatrixXd u;            // (K d) x B: column i holds record i's u_k.
   Eigen::MatrixXd weighted;     // d x B: u scaled by the responsibilities.
@@ -65,6 +68,24 @@ void Accumulate(const Eigen::Ref<const Eigen::MatrixXd>& u,
       s.second_trace(k) += u.colwise().squaredNorm().dot(g);
       break;
   }
+}
+
+// The released arrays of framed statistics, summed exactly
+// (engine/exact_sum.h): counts, sums and the second moments of the type.
+std::vector<StatisticArray> ExactArrays(GmmStatistics& s) {
+  std::vector<StatisticArray> a{{s.counts.data(), s.counts.size()}, {s.sums.data(), s.sums.size()}};
+  for (Eigen::MatrixXd& m : s.second_full) a.push_back({m.data(), m.size()});
+  if (s.type == CovarianceType::kDiagonal) a.push_back({s.second_diag.data(), s.second_diag.size()});
+  if (s.type == CovarianceType::kSpherical) {
+    a.push_back({s.second_trace.data(), s.second_trace.size()});
+  }
+  return a;
+}
+
+Eigen::Index ExactSize(GmmStatistics& s) {
+  Eigen::Index n = 0;
+  for (const StatisticArray& a : ExactArrays(s)) n += a.second;
+  return n;
 }
 
 }  // namespace
@@ -106,7 +127,10 @@ StatusOr<GmmStatistics> ComputeFramedStatistics(const GmmParameters& params,
   }
   const StackedFrames stacked = StackFrames(frames);
   std::vector<FramedWorker> workers(static_cast<size_t>(engine.threads()));
-  for (FramedWorker& w : workers) w.stats = ZeroStatistics(params);
+  for (FramedWorker& w : workers) {
+    w.stats = ZeroStatistics(params);
+    w.exact = ExactSum(ExactSize(w.stats));
+  }
   const Eigen::Index row_doubles = FeatureCount(d) + k_count + k_count * d + d;
   DPEM_RETURN_IF_ERROR(engine.ForEachBlock(
       unit, row_doubles, [&](int thread, const RowBlock& block, Eigen::Index) {
@@ -117,12 +141,14 @@ StatusOr<GmmStatistics> ComputeFramedStatistics(const GmmParameters& params,
         for (Eigen::Index k = 0; k < k_count; ++k) {
           Accumulate(w.u.middleRows(k * d, d), w.gamma.col(k), k, w.weighted, w.stats);
         }
+        w.exact.FoldAndZero(ExactArrays(w.stats));
         return OkStatus();
       }));
+  std::vector<ExactSum> parts;
+  for (FramedWorker& w : workers) parts.push_back(std::move(w.exact));
   GmmStatistics total = std::move(workers[0].stats);
-  for (size_t t = 1; t < workers.size(); ++t) {
-    DPEM_RETURN_IF_ERROR(total.Add(workers[t].stats));
-  }
+  MergeExactSums(parts).WriteTo(ExactArrays(total));
+  for (size_t t = 1; t < workers.size(); ++t) total.log_likelihood += workers[t].stats.log_likelihood;
   total.n = unit.rows();
   return total;
 }

@@ -11,6 +11,7 @@
 #include "dpem/data/row_source.h"
 #include "dpem/random/samplers.h"
 #include "models/gradient_em_internal.h"
+#include "engine/exact_sum.h"
 
 namespace dpem {
 namespace {
@@ -110,12 +111,21 @@ StatusOr<Eigen::VectorXd> IterationStatistic(const GradientEmData& data,
                                              const GradientEmOptions& o, const NoisePlan& plan,
                                              const RowSource& rows, const Engine& engine) {
   if (!beta.allFinite()) return InvalidArgumentError("beta is not finite");  // As before.
+  // A released statistic: each block's sum from zero, the block sums added
+  // exactly (engine/exact_sum.h; the summands are bounded by the clip or the
+  // robust mean's truncation). Non-private: plain sums (unbounded summands
+  // would meet ExactSum's clamp).
   struct Worker {
     Eigen::VectorXd sum;
     DataMatrix block;
+    internal::ExactSum exact;
   };
+  const bool released = o.method != GradientEmMethod::kNonPrivate;
   std::vector<Worker> workers(static_cast<size_t>(engine.threads()));
-  for (Worker& w : workers) w.sum = Eigen::VectorXd::Zero(data.d());
+  for (Worker& w : workers) {
+    w.sum = Eigen::VectorXd::Zero(data.d());
+    w.exact = internal::ExactSum(data.d());
+  }
   DPEM_RETURN_IF_ERROR(engine.ForEachBlock(
       rows, 2 * data.d(), [&](int thread, const RowBlock& block, Eigen::Index first) {
         Worker& w = workers[static_cast<size_t>(thread)];
@@ -126,9 +136,16 @@ StatusOr<Eigen::VectorXd> IterationStatistic(const GradientEmData& data,
           internal::GradientRows(data, beta, o.sigma, first, w.block);
         }
         AccumulateRows(w.block, o, plan, w.sum);
+        if (released) w.exact.FoldAndZero({{w.sum.data(), w.sum.size()}});
         return OkStatus();
       }));
-  for (size_t t = 1; t < workers.size(); ++t) workers[0].sum += workers[t].sum;
+  if (released) {
+    std::vector<internal::ExactSum> parts;
+    for (Worker& w : workers) parts.push_back(std::move(w.exact));
+    internal::MergeExactSums(parts).WriteTo({{workers[0].sum.data(), workers[0].sum.size()}});
+  } else {
+    for (size_t t = 1; t < workers.size(); ++t) workers[0].sum += workers[t].sum;
+  }
   return Eigen::VectorXd(workers[0].sum / static_cast<double>(data.n()));
 }
 

@@ -149,35 +149,45 @@ Status ReleaseContinuous(GmmStatistics& stats, const JointNoiseScales& split,
   return OkStatus();
 }
 
-// The discrete release (additive_noise.h, "Discrete noise"). Privacy proof:
-// let u(D) = W^{-1} c(D) be the m block-normalised coordinates (W the
-// diagonal of ForEachCoordinate's weights). Its L2 sensitivity under
-// replace-one is Delta = JointSensitivity(type, split) (Theorem 1 of
+// The discrete release (additive_noise.h, "Discrete noise"). Privacy proof
+// (docs/privacy.md, "What is computed"): let u(D) = W^{-1} c(D) be the m
+// block-normalised coordinates (W the diagonal of ForEachCoordinate's
+// weights) of the statistics AS COMPUTED: exact sums (engine/exact_sum.h) of
+// block partials, each computed from zero in floating point. Replacing one
+// record changes one block's partial only; its computed value is within
+// gamma_{B+2} B C of the exact one (C = the largest normalised contribution
+// of one record, <= Delta), so u changes in L2 by at most Delta (1 +
+// kComputedSumMargin) (Delta = JointSensitivity(type, split), Theorem 1 of
 // docs/privacy.md, whose off-diagonal coordinates are exactly the sqrt(2)
-// m_ij / s_2 used here). AddDiscreteNoise releases g (r(D) + N), where
-// r(D) = round(clamp(u(D) / g)) and N is i.i.d. discrete Gaussian with
-// sigma = t grid units. Clamping is a coordinatewise contraction, so
-// ||clamp(u) - clamp(u')|| <= Delta; rounding moves each coordinate by at
-// most g/2 (u / g is exact, g a power of two), i.e. the vector by at most
-// (g/2) sqrt(m). By the triangle inequality
-//   ||g r(D) - g r(D')|| <= (g/2) sqrt(m) + Delta + (g/2) sqrt(m)
-//                         <= Delta + (9/8) g sqrt(m) = grid.sensitivity,
-// so the release is a discrete Gaussian mechanism of sensitivity Delta' =
-// grid.sensitivity and noise scale t g = grid.noise_scale, whose multiplier
-// t g / Delta' >= noise_multiplier (PlanDiscreteGrid rounds t up); that is
-// what the ledger records. The division u = v / w is correctly rounded, an
-// error of at most 2^-53 |u|, i.e. at most g/32 per neighbour after the
-// clamp to 2^48 g (a contraction): inside the g/16 margin of the 9/8 factor.
+// m_ij / s_2 used here), plus the quantum of the exact sums, q / min(w) per
+// coordinate. AddDiscreteNoise releases g (r(D) + N) with r(D) =
+// round(clamp(u(D) / g)) and N i.i.d. discrete Gaussian of sigma = t grid
+// units. Clamping is a contraction; the conversion of the exact sum to a
+// double and the division by w are two roundings, at most (1/16) g per
+// coordinate and neighbour below the clamp at 2^48 g; rounding to the grid
+// moves each coordinate by at most g/2. By the triangle inequality the
+// integer vectors r(D), r(D') differ by at most grid.sensitivity / g
+// (PlanDiscreteGrid: kRoundingChargeFactor = 2 (1/2 + 1/8) covers the g/2
+// and g/16 per side), so the release is a discrete Gaussian mechanism of
+// sensitivity Delta' = grid.sensitivity and noise scale t g =
+// grid.noise_scale, whose multiplier t g / Delta' >= noise_multiplier
+// (PlanDiscreteGrid rounds t up); that is what the ledger records.
 // Multiplying back by W is post-processing of the integers r(D) + N. The
-// grid depends on Delta, the multiplier and m only, never on the values.
+// grid depends on Delta, the multiplier, m and the public block bound only,
+// never on the values.
 Status ReleaseDiscrete(GmmStatistics& stats, const JointNoiseScales& split,
                        double noise_multiplier, const std::string& label, Generator& gen,
                        PrivacyLedger& ledger) {
   const Eigen::Index m = CountCoordinates(stats, split);
+  // The exact sums' quantum in block-normalised units: divided by the
+  // smallest weight (an off-diagonal entry's is s_2 / sqrt(2)).
+  const double smallest_weight =
+      std::min({split.counts, split.sums, split.second / std::sqrt(2.0)});
   DPEM_ASSIGN_OR_RETURN(
       const internal::DiscreteGrid grid,
       internal::PlanDiscreteGrid(MechanismKind::kGaussian, JointSensitivity(stats.type, split),
-                                 noise_multiplier, m));
+                                 noise_multiplier, m,
+                                 internal::kExactSumQuantum / smallest_weight));
   DPEM_RETURN_IF_ERROR(ledger.Record(
       Release{MechanismKind::kGaussian, grid.sensitivity, grid.noise_scale, label}));
   Eigen::VectorXd u(m);

@@ -553,7 +553,13 @@ TEST(JointReleaseTest, NoiseHasTheBlockScalesAndTheLedgerTheRelease) {
       const double delta = JointSensitivity(type, split);
       // Granularity rule of additive_noise.h: 2^floor(log2(z Delta)) / 2^20.
       const double g = std::ldexp(std::exp2(std::floor(std::log2(kZ * delta))), -kDiscreteGridBits);
-      const double charged = delta + 1.125 * g * std::sqrt(SmallCoordinates(type));
+      // additive_noise.h, "What is computed": the floating-point margin
+      // 2^-19, the exact sums' quantum 2^-52 over the smallest weight
+      // (an off-diagonal entry's, 2.1 / sqrt(2), or the counts' 0.7), and
+      // 5/4 g per sqrt(coordinate).
+      const double quantum = std::exp2(-52.0) / std::min(0.7, 2.1 / std::sqrt(2.0));
+      const double charged = delta * (1 + std::exp2(-19.0)) +
+                             (quantum + 1.25 * g) * std::sqrt(SmallCoordinates(type));
       Generator gen = Generator::FromSeed(31);
       PrivacyLedger ledger;
       double sq[4] = {0, 0, 0, 0}, n[4] = {0, 0, 0, 0};

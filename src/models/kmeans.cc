@@ -7,6 +7,7 @@
 
 #include "dpem/models/gmm.h"  // kEStepChunkRows.
 #include "dpem/models/kmeans.h"
+#include "engine/exact_sum.h"
 
 namespace dpem {
 namespace {
@@ -111,21 +112,36 @@ StatusOr<KmeansStatistics> ComputeKmeansStatistics(const Eigen::MatrixXd& centre
                                 " columns");
   }
   DPEM_ASSIGN_OR_RETURN(const NearestCentre nc, NearestCentre::Create(centres));
+  // Counts and sums (the released statistics): each block's partial from
+  // zero, the partials summed exactly (engine/exact_sum.h); sse and n in
+  // thread order.
   struct Worker {
     KmeansStatistics stats;
     Eigen::MatrixXd scratch;
+    internal::ExactSum exact;
+  };
+  const auto released = [](KmeansStatistics& s) {
+    return std::vector<internal::StatisticArray>{{s.counts.data(), s.counts.size()},
+                                                 {s.sums.data(), s.sums.size()}};
   };
   std::vector<Worker> workers(static_cast<size_t>(engine.threads()));
-  for (Worker& w : workers) w.stats = KmeansStatistics::Zero(centres.rows(), centres.cols());
+  for (Worker& w : workers) {
+    w.stats = KmeansStatistics::Zero(centres.rows(), centres.cols());
+    w.exact = internal::ExactSum(w.stats.counts.size() + w.stats.sums.size());
+  }
   DPEM_RETURN_IF_ERROR(engine.ForEachBlock(
       x, centres.rows() + centres.cols(), [&](int thread, const RowBlock& block, Eigen::Index) {
         Worker& w = workers[static_cast<size_t>(thread)];
         nc.Accumulate(block, w.stats, w.scratch);
+        w.exact.FoldAndZero(released(w.stats));
         return OkStatus();
       }));
+  std::vector<internal::ExactSum> parts;
+  for (Worker& w : workers) parts.push_back(std::move(w.exact));
   for (size_t t = 1; t < workers.size(); ++t) {
-    DPEM_RETURN_IF_ERROR(workers[0].stats.Add(workers[t].stats));
+    DPEM_RETURN_IF_ERROR(workers[0].stats.Add(workers[t].stats));  // sse and n.
   }
+  internal::MergeExactSums(parts).WriteTo(released(workers[0].stats));
   return std::move(workers[0].stats);
 }
 

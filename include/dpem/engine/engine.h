@@ -33,12 +33,17 @@ struct EngineOptions {
   // default, or OMP_NUM_THREADS). Must be in [0, 1024].
   int threads = 0;
   // Rows per block; 0 = chosen from the work per row (ChooseBlockRows) so a
-  // block's temporaries fit in a core's cache. Otherwise in [1, 2^24].
+  // block's temporaries fit in a core's cache. Otherwise in
+  // [1, kMaxBlockRowsOption]: a private release charges the floating-point
+  // error of one block of at most that many rows (kComputedSumMargin).
   Eigen::Index block_rows = 0;
 
   // InvalidArgument naming the field out of range.
   Status Validate() const;
 };
+
+// The largest block_rows an Engine accepts: 2^16.
+inline constexpr Eigen::Index kMaxBlockRowsOption = Eigen::Index{1} << 16;
 
 // Rows per block such that a block of `row_doubles` doubles of temporaries
 // per row is about kTargetBlockBytes: in [kMinBlockRows, kMaxBlockRows].

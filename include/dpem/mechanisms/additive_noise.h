@@ -32,18 +32,29 @@
 //   values. x_i / g is clamped to +-2^kDiscreteValueBits before rounding (a
 //   contraction: it cannot raise the sensitivity), so every
 //   round(x_i / g) + N_i is an exactly representable integer.
-//   Sensitivity charge: rounding moves each of the m coordinates by at most
-//   g/2 (x_i / g is exact, g being a power of two; a further g/16 is kept as
-//   a margin), on both neighbours, so the rounded statistic's sensitivity is
-//     L2: Delta' = Delta + kRoundingChargeFactor g sqrt(m),
-//     L1: Delta' = Delta + kRoundingChargeFactor g m,
-//   (triangle inequality; kRoundingChargeFactor = 2 (1/2 + 1/16) = 9/8).
+//   What is computed (docs/privacy.md, "What is computed"). The values a
+//   release reads are exact sums of per-block partials (engine/exact_sum.h):
+//   replacing one record changes one block of at most kMaxBlockRowsOption
+//   rows, whose floating-point partial is within gamma_{B+2} B C of the
+//   exact one (C <= Delta, the largest contribution of one record), and
+//   whose rounding to the sums' quantum q = kExactSumQuantum moves each
+//   coordinate by at most q/2. Converting the exact sum to a double and (for
+//   block-normalised releases) dividing it by a weight are two roundings: at
+//   most g/16 per coordinate below the clamp at 2^kDiscreteValueBits g.
+//   Rounding to the grid moves each coordinate by at most g/2 (x_i / g is
+//   exact, g being a power of two). On both neighbours, by the triangle
+//   inequality, the rounded statistic's sensitivity is at most
+//     L2: Delta' = Delta (1 + kComputedSumMargin) + (q' + kRoundingChargeFactor g) sqrt(m),
+//     L1: Delta' = Delta (1 + kComputedSumMargin) + (q' + kRoundingChargeFactor g) m,
+//   with q' the quantum in the release's coordinates and
+//   kRoundingChargeFactor = 2 (1/2 + 1/8) = 5/4 (g/2 of rounding and g/16
+//   of conversion per side, with slack).
 //   The noise scale in grid units is t = ceil(noise_multiplier Delta' / g),
 //   so the recorded Release{mechanism, Delta', t g} has a noise multiplier
 //   >= the requested one: every accountant's result is unchanged, and the
-//   noise grows by the factor (1 + charge/Delta) <= 1 + 1.125 z sqrt(m) /
-//   2^20 (L2; 1 + 1.125 z m / 2^20 for L1), e.g. 4e-4 for z = 10 and the
-//   1275 coordinates of a 50 x 50 covariance.
+//   noise grows by the factor (1 + charge/Delta) <= 1 + 2^-19 + 1.25 z
+//   sqrt(m) / 2^20 (L2; m for L1), e.g. 4e-4 for z = 10 and the 1275
+//   coordinates of a 50 x 50 covariance.
 //   Accounting (docs/accounting.md, "Discrete noise"): every Release records
 //   its sampling, and the accountants read it. A discrete Gaussian with
 //   sigma = z Delta' on an integer statistic of L2 sensitivity Delta' has
@@ -82,8 +93,14 @@ inline constexpr int kDiscreteGridBits = 20;
 // Values are clamped to at most 2^kDiscreteValueBits grid units in magnitude.
 inline constexpr int kDiscreteValueBits = 48;
 // Sensitivity charge per coordinate (L1) or per sqrt(coordinate) (L2), in
-// units of the granularity g: 2 (1/2 + 1/16).
-inline constexpr double kRoundingChargeFactor = 1.125;
+// units of the granularity g: 2 (1/2 + 1/8) (see "What is computed").
+inline constexpr double kRoundingChargeFactor = 1.25;
+// Relative sensitivity charge for the floating-point error of the one block
+// partial that differs between neighbours: 2^-19 >= 2 (gamma_{B+2} B +
+// gamma_{d+K+8}) for blocks of B <= 2^16 rows and d + K <= 2^19, gamma_n =
+// n 2^-53 / (1 - n 2^-53) (Higham 2002, Lemma 3.1 and Sec. 3.5: any order
+// of summation of B products, any blocking or FMA).
+inline constexpr double kComputedSumMargin = 1.0 / 524288.0;  // 2^-19
 
 // What to release and how much noise to add.
 struct NoiseSpec {

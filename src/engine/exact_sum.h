@@ -1,0 +1,73 @@
+// Exact reduction of per-block statistics: what makes a released sum a
+// function the sensitivity argument covers, whatever N, the thread count or
+// the order in which blocks finish (docs/privacy.md, "What is computed").
+//
+// A pass computes each block's statistics from zero in floating point (a
+// "block partial"), then folds the partial into an ExactSum: every entry is
+// rounded to the fixed quantum kExactSumQuantum = 2^-kExactSumFractionBits
+// and added as a 128-bit integer. Integer addition is exact and associative,
+// so the total is the same for any thread count and merge order, and two
+// data sets that differ in one record give totals that differ by exactly the
+// difference of that record's block's rounded partials: every other block's
+// partial is computed from the same rows by the same code and cancels. The
+// floating-point error of a sum therefore enters the sensitivity once, for
+// one block of at most kMaxBlockRowsOption rows, instead of growing with N
+// (kComputedSumMargin in dpem/mechanisms/additive_noise.h).
+//
+// Private to the library. Thread safety: an ExactSum is a value; one
+// thread per instance.
+#ifndef DPEM_ENGINE_EXACT_SUM_H_
+#define DPEM_ENGINE_EXACT_SUM_H_
+
+#include <Eigen/Core>
+
+#include <utility>
+#include <vector>
+
+namespace dpem::internal {
+
+// The quantum of exact sums: 2^-52. A block partial's entries are rounded to
+// it (an error of at most 2^-53 per entry and block).
+inline constexpr int kExactSumFractionBits = 52;
+// Block partial entries are clamped to +-2^kExactSumMaxBits (4.5e15) before
+// rounding: a contraction, which cannot raise a sensitivity, and never
+// reached by sums of at most 2^16 bounded records. Each block then adds at
+// most 2^104 units, so up to 2^22 blocks stay inside a 128-bit integer.
+inline constexpr int kExactSumMaxBits = 52;
+// The quantum as a number.
+inline constexpr double kExactSumQuantum = 1.0 / 4503599627370496.0;  // 2^-52
+
+// One contiguous array of doubles in a statistic: its first entry and size.
+using StatisticArray = std::pair<double*, Eigen::Index>;
+
+class ExactSum {
+ public:
+  ExactSum() = default;
+  // `size` zero entries.
+  explicit ExactSum(Eigen::Index size) : units_(static_cast<size_t>(size), 0) {}
+
+  Eigen::Index size() const { return static_cast<Eigen::Index>(units_.size()); }
+
+  // Adds the arrays, in order (their sizes must add up to size()), each
+  // entry rounded to the quantum, then sets every entry of the arrays to 0:
+  // the next block starts its partial from zero.
+  void FoldAndZero(const std::vector<StatisticArray>& arrays);
+
+  // Adds another ExactSum of the same size (exact).
+  void Add(const ExactSum& other);
+
+  // Writes the sums into the arrays, in order, each the nearest double to
+  // the exact total.
+  void WriteTo(const std::vector<StatisticArray>& arrays) const;
+
+ private:
+  std::vector<__int128> units_;
+};
+
+// The exact sum of per-thread ExactSums, merged in thread order (the order
+// does not change the result).
+ExactSum MergeExactSums(std::vector<ExactSum>& parts);
+
+}  // namespace dpem::internal
+
+#endif  // DPEM_ENGINE_EXACT_SUM_H_
