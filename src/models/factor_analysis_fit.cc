@@ -12,6 +12,7 @@
 #include "dpem/models/factor_analysis.h"
 #include "dpem/data/row_source.h"
 #include "models/factor_analysis_internal.h"
+#include "internal/guarantee.h"
 
 namespace dpem {
 namespace {
@@ -148,6 +149,8 @@ StatusOr<FaFit> FitFactorAnalysis(const RowSource& x, const FaFitOptions& option
   fit.guarantee = NewGuarantee(options);
   DPEM_ASSIGN_OR_RETURN(fit.domain, ResolveFitDomain(x, options.domain, options.IsPrivate(),
                                                      &fit.guarantee.void_reasons));
+  internal::AppendSeededGeneratorVoidReason(gen, options.IsPrivate(),
+                                            fit.guarantee.void_reasons);
   fit.guarantee.guarantee_void = !fit.guarantee.void_reasons.empty();
   DPEM_ASSIGN_OR_RETURN(const UnitBallRowSource unit, UnitBallRowSource::Create(x, fit.domain));
   const double n = static_cast<double>(x.rows());

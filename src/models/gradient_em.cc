@@ -10,6 +10,7 @@
 #include "dpem/mechanisms/additive_noise.h"
 #include "dpem/data/row_source.h"
 #include "dpem/random/samplers.h"
+#include "internal/guarantee.h"
 #include "models/gradient_em_internal.h"
 
 namespace dpem {
@@ -232,6 +233,9 @@ StatusOr<GradientEmFit> FitGradientEm(const GradientEmData& data,
   }
   GradientEmFit fit;
   fit.guarantee = NewGuarantee(options, plan);
+  internal::AppendSeededGeneratorVoidReason(gen, options.IsPrivate(),
+                                            fit.guarantee.void_reasons);
+  fit.guarantee.guarantee_void = !fit.guarantee.void_reasons.empty();
   DPEM_ASSIGN_OR_RETURN(Eigen::VectorXd beta, InitialBeta(options, data.d(), gen));
   DPEM_ASSIGN_OR_RETURN(const Engine engine, Engine::Create(options.engine));
   DPEM_ASSIGN_OR_RETURN(const MatrixRowSource rows, MatrixRowSource::Borrow(data.x));

@@ -7,10 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <optional>
+#include <string>
 
 #include "dpem/accounting/accountant.h"
 #include "dpem/data/generators.h"
+#include "testing/void_reasons.h"
 
 namespace dpem {
 namespace {
@@ -266,6 +270,40 @@ TEST(GradientEmFitTest, OptionsAreValidated) {
   o.epsilon = kNaN;
   o.tau = kNaN;
   EXPECT_TRUE(FitGradientEm(g.data, o, gen).ok());
+}
+
+// Every private method: a fit from a seeded generator (whose noise is
+// reproducible from the seed) is void, one from the OS-keyed generator is
+// not, and the non-private method claims no guarantee to void.
+TEST(GradientEmFitTest, ASeededGeneratorVoidsAPrivateFitOnly) {
+  const GeneratedData g = Make(GradientEmModel::kGmm, 500, 3, 0.0, 25);
+  for (GradientEmMethod m :
+       {GradientEmMethod::kDp, GradientEmMethod::kClipped, GradientEmMethod::kDpEm}) {
+    const std::string name(GradientEmMethodName(m));
+    Generator seeded_gen = Generator::FromSeed(26);
+    const StatusOr<GradientEmFit> seeded = FitGradientEm(g.data, PrivateOptions(m, 3), seeded_gen);
+    ASSERT_TRUE(seeded.ok()) << name << ": " << seeded.status().ToString();
+    EXPECT_TRUE(seeded->guarantee.is_private) << name;
+    EXPECT_TRUE(seeded->guarantee.guarantee_void) << name;
+    ASSERT_EQ(seeded->guarantee.void_reasons.size(), 1u) << name;
+    EXPECT_TRUE(test_support::IsSeededGeneratorReason(seeded->guarantee.void_reasons[0]))
+        << seeded->guarantee.void_reasons[0];
+    EXPECT_EQ(seeded->seed, std::optional<std::uint64_t>(26)) << name;
+    StatusOr<Generator> os = Generator::FromOsEntropy();
+    ASSERT_TRUE(os.ok());
+    const StatusOr<GradientEmFit> keyed = FitGradientEm(g.data, PrivateOptions(m, 3), *os);
+    ASSERT_TRUE(keyed.ok()) << name << ": " << keyed.status().ToString();
+    EXPECT_TRUE(keyed->guarantee.is_private) << name;
+    EXPECT_FALSE(keyed->guarantee.guarantee_void) << name;
+    EXPECT_TRUE(keyed->guarantee.void_reasons.empty()) << name;
+  }
+  GradientEmOptions plain = PrivateOptions(GradientEmMethod::kNonPrivate, 3);
+  Generator plain_gen = Generator::FromSeed(27);
+  const StatusOr<GradientEmFit> fit = FitGradientEm(g.data, plain, plain_gen);
+  ASSERT_TRUE(fit.ok()) << fit.status().ToString();
+  EXPECT_FALSE(fit->guarantee.is_private);
+  EXPECT_FALSE(fit->guarantee.guarantee_void);
+  EXPECT_TRUE(fit->guarantee.void_reasons.empty());
 }
 
 double SignFreeError(const Eigen::VectorXd& b, const Eigen::VectorXd& truth) {

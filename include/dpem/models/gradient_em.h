@@ -34,6 +34,7 @@
 
 #include <limits>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -141,6 +142,10 @@ struct GradientEmGuarantee {
   double noise_stddev = 0.0;      // Per coordinate.
   RobustMeanParameters robust;    // kDp / kDpEm: the scale s and beta_s.
   PrivacyLedger ledger;
+  // True if the guarantee does not hold; `void_reasons` says why (a private
+  // fit with a seeded generator: its noise is reproducible from the seed).
+  bool guarantee_void = false;
+  std::vector<std::string> void_reasons;
 };
 
 struct GradientEmFit {
@@ -161,7 +166,8 @@ StatusOr<RobustMeanParameters> Algorithm2Parameters(double n, double d,
 // sensitivity above, sigma^2 = 16 s^2 d T / (9 n^2 eps~^2).
 double PaperNoiseMultiplier(int iterations, double epsilon, double delta);
 
-// Runs options.iterations iterations of the chosen method on `data`.
+// Runs options.iterations iterations of the chosen method on `data`. A
+// private fit with a seeded generator runs, but its guarantee is void.
 StatusOr<GradientEmFit> FitGradientEm(const GradientEmData& data,
                                       const GradientEmOptions& options, Generator& gen);
 
