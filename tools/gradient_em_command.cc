@@ -238,11 +238,21 @@ json FitJson(const FitFlags& f, const GradientEmOptions& o, const GradientEmData
   return j;
 }
 
+// The epsilon a budget is charged: what the accountant certifies for the
+// calibrated noise, never less than the target (GradientEmChargedEpsilon).
+// The fit fails rather than certify more than this, so the charge always
+// covers the guarantee printed. Known before the data is read.
+StatusOr<double> BudgetEpsilon(const FitFlags& f, const GradientEmOptions& o) {
+  if (f.budget.file.empty() || !o.IsPrivate()) return o.epsilon;
+  return GradientEmChargedEpsilon(o);
+}
+
 Status RunFit(const FitFlags& f) {
   DPEM_ASSIGN_OR_RETURN(const GradientEmModel model, ModelFlag(f.model));
   DPEM_ASSIGN_OR_RETURN(const GradientEmOptions o, FitOptionsFromFlags(f));
   DPEM_RETURN_IF_ERROR(o.Validate());
-  DPEM_RETURN_IF_ERROR(ChargeBudget(f.budget, f.input, o.epsilon, o.delta,
+  DPEM_ASSIGN_OR_RETURN(const double charge, BudgetEpsilon(f, o));
+  DPEM_RETURN_IF_ERROR(ChargeBudget(f.budget, f.input, charge, o.delta,
                                     "dpem fit gradient-em"));
   DPEM_ASSIGN_OR_RETURN(const DataMatrix m, ReadMatrix(f.input));
   StatusOr<GradientEmData> data = FromDataMatrix(model, m);

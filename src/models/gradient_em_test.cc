@@ -209,6 +209,43 @@ TEST(GradientEmFitTest, PaperCalibrationIsExactZcdpAndRdpIsTighter) {
   EXPECT_LT(*ComputeEpsilon(ledger, 1e-4, AccountantKind::kRdp), 0.4);
 }
 
+// The budget charge of a fit, known before the data is read, is never below
+// what the fit certifies. The paper's noise is exactly the target in zCDP, so
+// the zCDP accountant's conservative upward rounding certifies a hair above
+// it: the charge must be that, not the target (it used to be the target).
+TEST(GradientEmFitTest, TheChargedEpsilonCoversWhatIsCertified) {
+  const GeneratedData g = Make(GradientEmModel::kGmm, 1000, 3, 0.0, 28);
+  GradientEmOptions o = PrivateOptions(GradientEmMethod::kDp, 10);
+  o.calibration = NoiseCalibrationRule::kPaperZcdp;
+  o.accountant = AccountantKind::kZcdp;
+  const StatusOr<double> charged = GradientEmChargedEpsilon(o);
+  ASSERT_TRUE(charged.ok()) << charged.status().ToString();
+  EXPECT_GT(*charged, 0.5);
+  EXPECT_LE(*charged, 0.5 * (1.0 + 1e-9));
+  for (GradientEmMethod m :
+       {GradientEmMethod::kDp, GradientEmMethod::kClipped, GradientEmMethod::kDpEm}) {
+    o.method = m;
+    Generator gen = Generator::FromSeed(29);
+    const StatusOr<GradientEmFit> fit = FitGradientEm(g.data, o, gen);
+    ASSERT_TRUE(fit.ok()) << fit.status().ToString();
+    EXPECT_LE(fit->guarantee.epsilon, *charged) << GradientEmMethodName(m);
+    EXPECT_EQ(GradientEmChargedEpsilon(o).value(), *charged);  // Not method-dependent.
+  }
+  // The accountant's own calibration certifies at most the target: charged as is.
+  o.calibration = NoiseCalibrationRule::kAccountant;
+  o.accountant = AccountantKind::kRdp;
+  EXPECT_EQ(GradientEmChargedEpsilon(o).value(), 0.5);
+  // The paper's noise under linear composition certifies far more than the
+  // target: refused before anything is charged or drawn.
+  o.calibration = NoiseCalibrationRule::kPaperZcdp;
+  o.accountant = AccountantKind::kLinear;
+  EXPECT_EQ(GradientEmChargedEpsilon(o).status().code(), StatusCode::kFailedPrecondition);
+  Generator gen = Generator::FromSeed(30);
+  EXPECT_EQ(FitGradientEm(g.data, o, gen).status().code(), StatusCode::kFailedPrecondition);
+  o.method = GradientEmMethod::kNonPrivate;
+  EXPECT_EQ(GradientEmChargedEpsilon(o).status().code(), StatusCode::kInvalidArgument);
+}
+
 // Two fits from the same start differ only by their noise in iteration 1:
 // beta^1 - beta'^1 ~ N(0, 2 sigma_noise^2 step^2) per coordinate.
 TEST(GradientEmFitTest, NoiseHasTheCalibratedScale) {

@@ -166,6 +166,23 @@ StatusOr<RobustMeanParameters> Algorithm2Parameters(double n, double d,
 // sensitivity above, sigma^2 = 16 s^2 d T / (9 n^2 eps~^2).
 double PaperNoiseMultiplier(int iterations, double epsilon, double delta);
 
+// The relative excess over the target epsilon that a fit accepts from its
+// accountant (the paper's calibration under accountants' upward rounding);
+// whatever is accepted is charged (GradientEmChargedEpsilon).
+inline constexpr double kGradientEmEpsilonTolerance = 1e-9;
+
+// The epsilon to charge to a privacy budget for a private fit with `options`,
+// known before the data is read: what options.accountant certifies for
+// options.iterations Gaussian releases at the calibrated noise multiplier, or
+// the target epsilon if that is larger (the paper's calibration is exact in
+// zCDP, so an accountant's upward rounding can certify a hair above the
+// target). FitGradientEm never certifies more than this: its discrete
+// releases only add noise, and it fails rather than exceed it.
+// FailedPrecondition if the accountant certifies more than the target allows
+// (target x (1 + kGradientEmEpsilonTolerance)), as FitGradientEm would;
+// InvalidArgument for invalid options or a non-private method.
+StatusOr<double> GradientEmChargedEpsilon(const GradientEmOptions& options);
+
 // Runs options.iterations iterations of the chosen method on `data`. A
 // private fit with a seeded generator runs, but its guarantee is void.
 StatusOr<GradientEmFit> FitGradientEm(const GradientEmData& data,
