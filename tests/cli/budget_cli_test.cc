@@ -79,6 +79,56 @@ TEST(BudgetCliTest, FitsDrawFromTheBudgetUntilItIsSpent) {
                     " --epsilon 1 --delta 1e-5").exit_code, 0);
 }
 
+// The data-set ID printed by `budget init`'s "data set ID: total ..." line.
+std::string InitializedId(const RunResult& r) {
+  const std::size_t start = r.out.find("data set "), end = r.out.find(": total");
+  return start == std::string::npos || end == std::string::npos
+             ? ""
+             : r.out.substr(start + 9, end - start - 9);
+}
+
+// The default ID is the hash of the file's bytes, so an edited or
+// re-serialised file starts a fresh budget: budget init warns (one line, and
+// still succeeds) when the new hash's path or shape is already known.
+TEST(BudgetCliTest, InitWarnsWhenANewHashHasAKnownPathOrShape) {
+  const std::string budget = Dir() + "ident.db", data = MakeData("ident.csv", 300);
+  fs::remove(budget);
+  const std::string init =
+      "budget init --budget-file " + budget + " --epsilon 1 --delta 0 --input ";
+  RunResult r = RunDpem(init + data);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  const std::string original = InitializedId(r);
+  ASSERT_NE(original, "") << r.out;
+  r = RunDpem(init + data);  // The same file again: nothing new.
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  // One record changed in place: same path, same shape, new hash.
+  std::string text = dpem::cli_testing::ReadFile(data);
+  text.replace(0, text.find('\n'), "0.5,0.5");
+  std::ofstream(data, std::ios::trunc) << text;
+  r = RunDpem(init + data);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string edited = InitializedId(r);
+  EXPECT_NE(edited, original);
+  EXPECT_EQ(CountLines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("warning"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(original), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("same path"), std::string::npos) << r.err;
+  // The same records re-serialised elsewhere (with a header line): same shape.
+  std::ofstream(Dir() + "ident_copy.csv") << "x,y\n" + text;
+  r = RunDpem(init + Dir() + "ident_copy.csv");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(CountLines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("same shape (300 rows, 2 columns)"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("same path"), std::string::npos) << r.err;
+  // Another data set (another path and shape): no warning.
+  r = RunDpem(init + MakeData("other.csv", 120));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  EXPECT_EQ(Show(budget)["datasets"].size(), 4u);
+}
+
 TEST(BudgetCliTest, RefusedBeforeTheDataIsRead) {
   // The input is not valid CSV: with budget left the fit is charged and then
   // fails on the data; with none left it fails on the budget, without reading.
