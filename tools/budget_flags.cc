@@ -14,7 +14,10 @@ void AddBudgetFlags(CLI::App* app, BudgetFlags* flags) {
                   "set's total would be exceeded");
   app->add_option("--dataset", flags->dataset,
                   "Data set ID in the budget file (default: the BLAKE2b hash of the input "
-                  "file's bytes)");
+                  "file's bytes, so a renamed copy shares the budget but a file with one "
+                  "record changed, or the same records re-serialised, is a different data "
+                  "set, with a fresh budget once it is initialised; give an ID where that "
+                  "matters)");
 }
 
 Status ChargeBudget(const BudgetFlags& flags, const std::string& input, double epsilon,

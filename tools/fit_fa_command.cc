@@ -92,11 +92,9 @@ std::function<void(int, double)> ProgressLine(bool quiet, int iterations) {
 
 void WarnAboutGuarantee(const FaFit& fit, bool quiet) {
   if (quiet) return;
+  // One line per reason, a seeded private fit's among them (said once).
   for (const std::string& reason : fit.guarantee.void_reasons) {
     std::cerr << "dpem fit fa: warning: the privacy guarantee is VOID: " << reason << "\n";
-  }
-  if (fit.seed && fit.guarantee.is_private) {
-    std::cerr << "dpem fit fa: warning: " << kSeededGeneratorWarning << "\n";
   }
 }
 
@@ -148,7 +146,8 @@ void AddOptions(CLI::App* app, FitFaFlags& f) {
                   "Floor of the noise variances Psi, unit-ball units (default 1e-6)");
   app->add_option("--seed", f.seed,
                   "Seed a reproducible generator (tests and experiments only; recorded in "
-                  "the model). Default: a CSPRNG keyed by the operating system");
+                  "the model). The noise is then reproducible from the seed, so a private "
+                  "fit's guarantee is VOID. Default: a CSPRNG keyed by the operating system");
   app->add_flag("--quiet", f.quiet, "No progress line or warnings on stderr");
 }
 

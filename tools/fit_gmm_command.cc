@@ -118,11 +118,9 @@ std::function<void(const GmmIterationReport&)> ProgressLine(bool quiet) {
 
 void WarnAboutGuarantee(const GmmFit& fit, bool quiet) {
   if (quiet) return;
+  // One line per reason, a seeded private fit's among them (said once).
   for (const std::string& reason : fit.guarantee.void_reasons) {
     std::cerr << "dpem fit gmm: warning: the privacy guarantee is VOID: " << reason << "\n";
-  }
-  if (fit.seed && fit.guarantee.is_private) {
-    std::cerr << "dpem fit gmm: warning: " << kSeededGeneratorWarning << "\n";
   }
 }
 
@@ -207,7 +205,8 @@ Command AddFitGmmCommand(CLI::App& fit) {
                   "Added to every covariance's diagonal, in unit-ball units (default 1e-6)");
   app->add_option("--seed", f->seed,
                   "Seed a reproducible generator (tests and experiments only; recorded in "
-                  "the model). Default: a CSPRNG keyed by the operating system");
+                  "the model). The noise is then reproducible from the seed, so a private "
+                  "fit's guarantee is VOID. Default: a CSPRNG keyed by the operating system");
   app->add_flag("--quiet", f->quiet, "No progress line or warnings on stderr");
   AddThreadsOption(app, &f->threads);
   AddBudgetFlags(app, &f->budget);

@@ -98,11 +98,9 @@ void Warn(const FitKmeansFlags& f, const KmeansFit& fit) {
   if (fit.method == KmeansMethod::kDplloyd && f.delta && fit.guarantee.is_private) {
     std::cerr << "dpem fit kmeans: note: dplloyd is pure epsilon-DP; --delta is not used\n";
   }
+  // One line per reason, a seeded private fit's among them (said once).
   for (const std::string& reason : fit.guarantee.void_reasons) {
     std::cerr << "dpem fit kmeans: warning: the privacy guarantee is VOID: " << reason << "\n";
-  }
-  if (fit.seed && fit.guarantee.is_private) {
-    std::cerr << "dpem fit kmeans: warning: " << kSeededGeneratorWarning << "\n";
   }
 }
 
@@ -175,7 +173,8 @@ Command AddFitKmeansCommand(CLI::App& fit) {
       ->delimiter(',');
   app->add_option("--seed", f->seed,
                   "Seed a reproducible generator (tests and experiments only; recorded in "
-                  "the model). Default: a CSPRNG keyed by the operating system");
+                  "the model). The noise is then reproducible from the seed, so a private "
+                  "fit's guarantee is VOID. Default: a CSPRNG keyed by the operating system");
   app->add_flag("--quiet", f->quiet, "No progress line or warnings on stderr");
   AddThreadsOption(app, &f->threads);
   AddBudgetFlags(app, &f->budget);

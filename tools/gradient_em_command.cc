@@ -199,7 +199,9 @@ json GuaranteeJson(const GradientEmFit& fit, const GradientEmOptions& o) {
             {"noise_multiplier", g.noise_multiplier},
             {"sensitivity_l2", g.sensitivity},
             {"noise_stddev", g.noise_stddev},
-            {"releases", g.ledger.size()}});
+            {"releases", g.ledger.size()},
+            {"guarantee_void", g.guarantee_void},
+            {"void_reasons", g.void_reasons}});
   if (o.method == GradientEmMethod::kClipped) j["clip"] = o.clip;
   if (o.method != GradientEmMethod::kClipped) {
     j.update({{"tau", o.tau}, {"zeta", o.zeta}, {"robust_scale", g.robust.scale},
@@ -232,11 +234,21 @@ json FitJson(const FitFlags& f, const GradientEmOptions& o, const GradientEmData
   return j;
 }
 
+// The epsilon a budget is charged: what the accountant certifies for the
+// calibrated noise, never less than the target (GradientEmChargedEpsilon).
+// The fit fails rather than certify more than this, so the charge always
+// covers the guarantee printed. Known before the data is read.
+StatusOr<double> BudgetEpsilon(const FitFlags& f, const GradientEmOptions& o) {
+  if (f.budget.file.empty() || !o.IsPrivate()) return o.epsilon;
+  return GradientEmChargedEpsilon(o);
+}
+
 Status RunFit(const FitFlags& f) {
   DPEM_ASSIGN_OR_RETURN(const GradientEmModel model, ModelFlag(f.model));
   DPEM_ASSIGN_OR_RETURN(const GradientEmOptions o, FitOptionsFromFlags(f));
   DPEM_RETURN_IF_ERROR(o.Validate());
-  DPEM_RETURN_IF_ERROR(ChargeBudget(f.budget, f.input, o.epsilon, o.delta,
+  DPEM_ASSIGN_OR_RETURN(const double charge, BudgetEpsilon(f, o));
+  DPEM_RETURN_IF_ERROR(ChargeBudget(f.budget, f.input, charge, o.delta,
                                     "dpem fit gradient-em"));
   DPEM_ASSIGN_OR_RETURN(const DataMatrix m, ReadMatrix(f.input));
   StatusOr<GradientEmData> data = FromDataMatrix(model, m);
@@ -244,6 +256,10 @@ Status RunFit(const FitFlags& f) {
   DPEM_ASSIGN_OR_RETURN(Generator gen, MakeGenerator(f.seed));
   StatusOr<GradientEmFit> fit = FitGradientEm(*data, o, gen);
   if (!fit.ok()) return Status(fit.status().code(), f.input + ": " + fit.status().message());
+  for (const std::string& reason : fit->guarantee.void_reasons) {
+    std::cerr << "dpem fit gradient-em: warning: the privacy guarantee is VOID: " << reason
+              << "\n";
+  }
   const json out = FitJson(f, o, *data, *fit);
   if (f.json_output) {
     PrintJson(out);
@@ -284,7 +300,9 @@ void AddFitOptions(CLI::App* app, FitFlags& f) {
   app->add_option("--init", f.init, "Initial beta, comma-separated (default: random, from --seed)")
       ->delimiter(',');
   app->add_option("--init-norm", f.init_norm, "Norm of the random initial beta (default 1)");
-  app->add_option("--seed", f.seed, "Seed a reproducible generator (not for production)");
+  app->add_option("--seed", f.seed,
+                  "Seed a reproducible generator (tests and experiments only). The noise is "
+                  "then reproducible from the seed, so a private fit's guarantee is VOID");
   app->add_flag("--json", f.json_output, "Print the result as JSON");
   app->add_flag("--trajectory", f.trajectory, "Include beta^0..beta^T in the output");
   AddThreadsOption(app, &f.threads);

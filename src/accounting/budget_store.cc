@@ -22,7 +22,8 @@ constexpr const char* kSchema =
     "  dataset TEXT PRIMARY KEY NOT NULL CHECK(length(dataset) > 0),"
     "  epsilon REAL NOT NULL CHECK(epsilon > 0),"
     "  delta REAL NOT NULL CHECK(delta >= 0 AND delta < 1),"
-    "  created TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP);"
+    "  created TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP,"
+    "  source_path TEXT, source_rows INTEGER, source_columns INTEGER);"
     "CREATE TABLE IF NOT EXISTS charges("
     "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
     "  dataset TEXT NOT NULL REFERENCES budgets(dataset),"
@@ -30,6 +31,15 @@ constexpr const char* kSchema =
     "  delta REAL NOT NULL CHECK(delta >= 0),"
     "  note TEXT NOT NULL,"
     "  time TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP);";
+
+// The columns of budgets that record a data set's source (DatasetSource),
+// added after the first version: budget files made before them lack them, and
+// gain them (all NULL for the existing data sets) at their next Init with a
+// source.
+constexpr const char* kAddSourceColumns =
+    "ALTER TABLE budgets ADD COLUMN source_path TEXT;"
+    "ALTER TABLE budgets ADD COLUMN source_rows INTEGER;"
+    "ALTER TABLE budgets ADD COLUMN source_columns INTEGER;";
 
 // A prepared statement, finalised on destruction.
 class Statement {
@@ -42,12 +52,31 @@ class Statement {
   sqlite3_stmt* get() const { return s_; }
   void Text(int i, const std::string& v) { sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT); }
   void Real(int i, double v) { sqlite3_bind_double(s_, i, v); }
+  void Int(int i, long long v) { sqlite3_bind_int64(s_, i, v); }
+  void Null(int i) { sqlite3_bind_null(s_, i); }
   int Step() { return sqlite3_step(s_); }
 
  private:
   sqlite3_stmt* s_ = nullptr;
   int rc_ = SQLITE_ERROR;
 };
+
+// Binds a source's path, rows and columns to parameters first .. first + 2,
+// NULL where unknown.
+void BindSource(Statement& q, int first, const DatasetSource& source) {
+  if (source.path.empty()) {
+    q.Null(first);
+  } else {
+    q.Text(first, source.path);
+  }
+  if (source.HasShape()) {
+    q.Int(first + 1, source.rows);
+    q.Int(first + 2, source.columns);
+  } else {
+    q.Null(first + 1);
+    q.Null(first + 2);
+  }
+}
 
 bool IsFiniteNonNegative(double v) { return std::isfinite(v) && v >= 0.0; }
 
@@ -86,8 +115,39 @@ struct BudgetStore::Impl {
     return status;
   }
   StatusOr<BudgetAccount> Account(const std::string& dataset) const;
+  StatusOr<bool> HasSourceColumns() const;
+  Status Insert(const std::string& dataset, double epsilon, double delta,
+                const DatasetSource& source);
   Status Setup();
 };
+
+StatusOr<bool> BudgetStore::Impl::HasSourceColumns() const {
+  Statement q(db, "SELECT count(*) FROM pragma_table_info('budgets') WHERE name = 'source_path'");
+  if (!q.ok() || q.Step() != SQLITE_ROW) return Error("cannot read the schema");
+  return sqlite3_column_int(q.get(), 0) > 0;
+}
+
+// Inserts a new total with its source (NULL where unknown), adding the source
+// columns to a budget file made before them if there is a source to record.
+Status BudgetStore::Impl::Insert(const std::string& dataset, double epsilon, double delta,
+                                 const DatasetSource& source) {
+  const bool has_source = !source.path.empty() || source.HasShape();
+  DPEM_ASSIGN_OR_RETURN(bool columns, HasSourceColumns());
+  if (has_source && !columns) {
+    DPEM_RETURN_IF_ERROR(Exec(kAddSourceColumns));
+    columns = true;
+  }
+  Statement q(db, columns ? "INSERT INTO budgets(dataset, epsilon, delta, source_path, "
+                            "source_rows, source_columns) VALUES(?1, ?2, ?3, ?4, ?5, ?6)"
+                          : "INSERT INTO budgets(dataset, epsilon, delta) VALUES(?1, ?2, ?3)");
+  if (!q.ok()) return Error("cannot set the budget");
+  q.Text(1, dataset);
+  q.Real(2, epsilon);
+  q.Real(3, delta);
+  if (columns) BindSource(q, 4, source);
+  if (q.Step() != SQLITE_DONE) return Error("cannot set the budget");
+  return OkStatus();
+}
 
 StatusOr<BudgetAccount> BudgetStore::Impl::Account(const std::string& dataset) const {
   Statement q(db,
@@ -164,7 +224,8 @@ StatusOr<BudgetStore> BudgetStore::Open(const std::string& path, bool create) {
   return BudgetStore(std::move(impl));
 }
 
-Status BudgetStore::Init(const std::string& dataset, double epsilon, double delta) {
+Status BudgetStore::Init(const std::string& dataset, double epsilon, double delta,
+                         const DatasetSource& source) {
   if (dataset.empty()) return InvalidArgumentError("data set: must not be empty");
   if (!(std::isfinite(epsilon) && epsilon > 0.0)) {
     return InvalidArgumentError("budget epsilon: must be a finite number > 0, got " + Format(epsilon));
@@ -182,14 +243,31 @@ Status BudgetStore::Init(const std::string& dataset, double epsilon, double delt
           "); totals cannot be changed");
     }
     if (existing.status().code() != StatusCode::kNotFound) return existing.status();
-    Statement q(impl_->db, "INSERT INTO budgets(dataset, epsilon, delta) VALUES(?1, ?2, ?3)");
-    if (!q.ok()) return impl_->Error("cannot set the budget");
-    q.Text(1, dataset);
-    q.Real(2, epsilon);
-    q.Real(3, delta);
-    if (q.Step() != SQLITE_DONE) return impl_->Error("cannot set the budget");
-    return OkStatus();
+    return impl_->Insert(dataset, epsilon, delta, source);
   });
+}
+
+StatusOr<std::vector<SimilarDataset>> BudgetStore::FindSimilar(
+    const std::string& dataset, const DatasetSource& source) const {
+  std::vector<SimilarDataset> out;
+  DPEM_ASSIGN_OR_RETURN(const bool columns, impl_->HasSourceColumns());
+  if (!columns) return out;  // Made before sources were recorded.
+  // NULL never equals anything, so unknown paths and shapes never match.
+  Statement q(impl_->db,
+              "SELECT dataset, source_path = ?2, source_rows = ?3 AND source_columns = ?4 "
+              "FROM budgets WHERE dataset <> ?1 AND (source_path = ?2 OR "
+              "(source_rows = ?3 AND source_columns = ?4)) ORDER BY dataset");
+  if (!q.ok()) return impl_->Error("cannot read the budgets");
+  q.Text(1, dataset);
+  BindSource(q, 2, source);
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    const char* name = reinterpret_cast<const char*>(sqlite3_column_text(q.get(), 0));
+    out.push_back({name ? name : "", sqlite3_column_int(q.get(), 1) == 1,
+                   sqlite3_column_int(q.get(), 2) == 1});
+  }
+  if (rc != SQLITE_DONE) return impl_->Error("cannot read the budgets");
+  return out;
 }
 
 Status BudgetStore::Charge(const std::string& dataset, double epsilon, double delta,

@@ -1,6 +1,7 @@
 #include "dpem/accounting/budget_store.h"
 
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -8,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -114,6 +116,112 @@ TEST(BudgetStoreTest, DatasetIdIsTheContentHash) {
   std::ofstream(b) << "1,3\n";
   EXPECT_NE(*DatasetIdOfFile(b), *ia);
   EXPECT_EQ(DatasetIdOfFile(FreshPath("missing.csv")).status().code(), StatusCode::kNotFound);
+}
+
+// The data sets FindSimilar returns for `source`, as "name:path,shape" with
+// 1 or 0 for same path and same shape.
+std::vector<std::string> Similar(const BudgetStore& store, const std::string& dataset,
+                                 const DatasetSource& source) {
+  const StatusOr<std::vector<SimilarDataset>> found = store.FindSimilar(dataset, source);
+  EXPECT_TRUE(found.ok()) << found.status().ToString();
+  std::vector<std::string> out;
+  for (const SimilarDataset& s : found.ok() ? *found : std::vector<SimilarDataset>{}) {
+    out.push_back(s.dataset + ":" + (s.same_path ? "1" : "0") + "," + (s.same_shape ? "1" : "0"));
+  }
+  return out;
+}
+
+using Names = std::vector<std::string>;
+
+TEST(BudgetStoreTest, SourcesAreRecordedAndMatchedByPathOrShape) {
+  const std::string path = FreshPath("sources.db");
+  {
+    StatusOr<BudgetStore> store = BudgetStore::Open(path);
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE(store->Init("a", 1.0, 0.0, {"/data/x.csv", 300, 2}).ok());
+    ASSERT_TRUE(store->Init("b", 1.0, 0.0, {"/data/y.csv", 100, 3}).ok());
+    ASSERT_TRUE(store->Init("c", 1.0, 0.0).ok());  // No source: never matches.
+    ASSERT_TRUE(store->Init("d", 1.0, 0.0, {"/data/z.csv", -1, -1}).ok());  // Path only.
+    // A repeated Init keeps the first source.
+    ASSERT_TRUE(store->Init("a", 1.0, 0.0, {"/elsewhere.csv", 7, 7}).ok());
+  }
+  StatusOr<BudgetStore> store = BudgetStore::Open(path);  // Persisted.
+  ASSERT_TRUE(store.ok());
+  EXPECT_EQ(Similar(*store, "new", {"/data/x.csv", 50, 5}), Names{"a:1,0"});
+  EXPECT_EQ(Similar(*store, "new", {"/data/w.csv", 100, 3}), Names{"b:0,1"});
+  EXPECT_EQ(Similar(*store, "new", {"/data/x.csv", 300, 2}), Names{"a:1,1"});
+  EXPECT_EQ(Similar(*store, "new", {"/data/x.csv", 100, 3}), (Names{"a:1,0", "b:0,1"}));
+  EXPECT_EQ(Similar(*store, "new", {"/data/z.csv", 300, 2}), (Names{"a:0,1", "d:1,0"}));
+  EXPECT_EQ(Similar(*store, "a", {"/data/x.csv", 300, 2}), Names{});  // Itself.
+  EXPECT_EQ(Similar(*store, "new", {"/elsewhere.csv", 7, 7}), Names{});
+  EXPECT_EQ(Similar(*store, "new", {"", -1, -1}), Names{});
+  EXPECT_EQ(Similar(*store, "new", {"", 300, 3}), Names{});  // Rows of a, columns of b.
+  EXPECT_TRUE(store->CheckIntegrity().ok());
+}
+
+// Runs `sql` on the SQLite file `path` directly (not through BudgetStore).
+void RawSql(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* error = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK)
+      << (error ? error : "");
+  sqlite3_free(error);
+  sqlite3_close(db);
+}
+
+// The number of columns named source_path in the budgets table of `path`.
+int SourceColumns(const std::string& path) {
+  sqlite3* db = nullptr;
+  sqlite3_open(path.c_str(), &db);
+  sqlite3_stmt* q = nullptr;
+  sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_table_info('budgets') "
+                     "WHERE name = 'source_path'", -1, &q, nullptr);
+  const int n = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int(q, 0) : -1;
+  sqlite3_finalize(q);
+  sqlite3_close(db);
+  return n;
+}
+
+// A budget file written before sources were recorded (the first schema,
+// verbatim) stays readable and chargeable, matches nothing, and gains the
+// source columns only when a data set with a source is added.
+TEST(BudgetStoreTest, FilesWithoutSourceColumnsStayUsable) {
+  const std::string path = FreshPath("old.db");
+  RawSql(path,
+         "CREATE TABLE budgets("
+         "  dataset TEXT PRIMARY KEY NOT NULL CHECK(length(dataset) > 0),"
+         "  epsilon REAL NOT NULL CHECK(epsilon > 0),"
+         "  delta REAL NOT NULL CHECK(delta >= 0 AND delta < 1),"
+         "  created TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP);"
+         "CREATE TABLE charges("
+         "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+         "  dataset TEXT NOT NULL REFERENCES budgets(dataset),"
+         "  epsilon REAL NOT NULL CHECK(epsilon >= 0),"
+         "  delta REAL NOT NULL CHECK(delta >= 0),"
+         "  note TEXT NOT NULL,"
+         "  time TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP);"
+         "PRAGMA application_id=1685078604;"  // 0x6470424c, "dpBL".
+         "INSERT INTO budgets(dataset, epsilon, delta) VALUES('old', 1.0, 1e-5);"
+         "INSERT INTO charges(dataset, epsilon, delta, note) VALUES('old', 0.25, 0, 'fit');");
+  ASSERT_EQ(SourceColumns(path), 0);
+  StatusOr<BudgetStore> store = BudgetStore::Open(path, /*create=*/false);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  EXPECT_TRUE(store->CheckIntegrity().ok());
+  ASSERT_TRUE(store->Get("old").ok());
+  EXPECT_EQ(store->Get("old")->spent_epsilon, 0.25);
+  EXPECT_TRUE(store->Charge("old", 0.5, 0.0, "again").ok());
+  EXPECT_EQ(Similar(*store, "new", {"/data/x.csv", 300, 2}), Names{});
+  ASSERT_TRUE(store->Init("named", 1.0, 0.0).ok());  // No source: no schema change.
+  EXPECT_EQ(SourceColumns(path), 0);
+  ASSERT_TRUE(store->Init("hashed", 1.0, 0.0, {"/data/x.csv", 300, 2}).ok());
+  EXPECT_EQ(SourceColumns(path), 1);
+  EXPECT_EQ(Similar(*store, "new", {"/data/x.csv", 300, 2}), Names{"hashed:1,1"});
+  StatusOr<std::vector<BudgetAccount>> all = store->List();
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), 3u);
+  EXPECT_EQ(store->Get("old")->spent_epsilon, 0.75);
+  EXPECT_TRUE(store->CheckIntegrity().ok());
 }
 
 // A process killed with SIGKILL inside the charge's transaction (after the

@@ -13,6 +13,7 @@
 #include "dpem/data/row_source.h"
 #include "engine/exact_sum.h"
 #include "models/factor_analysis_internal.h"
+#include "internal/guarantee.h"
 
 namespace dpem {
 namespace {
@@ -159,6 +160,8 @@ StatusOr<FaFit> FitFactorAnalysis(const RowSource& x, const FaFitOptions& option
   fit.guarantee = NewGuarantee(options);
   DPEM_ASSIGN_OR_RETURN(fit.domain, ResolveFitDomain(x, options.domain, options.IsPrivate(),
                                                      &fit.guarantee.void_reasons));
+  internal::AppendSeededGeneratorVoidReason(gen, options.IsPrivate(),
+                                            fit.guarantee.void_reasons);
   fit.guarantee.guarantee_void = !fit.guarantee.void_reasons.empty();
   DPEM_ASSIGN_OR_RETURN(const UnitBallRowSource unit, UnitBallRowSource::Create(x, fit.domain));
   const double n = static_cast<double>(x.rows());

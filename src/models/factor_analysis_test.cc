@@ -8,12 +8,16 @@
 
 #include <Eigen/Cholesky>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <numbers>
+#include <optional>
 #include <vector>
 
 #include "dpem/accounting/accountant.h"
 #include "dpem/accounting/analytic_gaussian.h"
 #include "dpem/random/samplers.h"
+#include "testing/void_reasons.h"
 
 namespace dpem {
 namespace {
@@ -193,13 +197,46 @@ TEST(FaFitTest, PrivateFitCertifiesTheTargetAndMapsBackToOriginalUnits) {
   ASSERT_TRUE(fit.ok()) << fit.status().ToString();
   const FaGuarantee& g = fit->guarantee;
   EXPECT_TRUE(g.is_private);
-  EXPECT_FALSE(g.guarantee_void);
+  // Void for the test's seeded generator only.
+  EXPECT_EQ(g.void_reasons.size(), 1u);
+  EXPECT_EQ(test_support::CountSeededGeneratorReasons(g.void_reasons), 1);
   ASSERT_EQ(g.ledger.size(), 1u);
   EXPECT_LE(g.epsilon, 1.0);
   EXPECT_GT(g.epsilon, 0.999);
   EXPECT_EQ(fit->parameters.mean, Eigen::VectorXd::Zero(5));
   EXPECT_TRUE(ValidateFaParameters(fit->parameters).ok());
   EXPECT_EQ(fit->n, 500);
+}
+
+// A seeded generator's noise is reproducible from the seed: a private fit
+// made with one claims no guarantee; an OS-keyed one keeps it; a non-private
+// fit claims none to void.
+TEST(FaFitTest, ASeededGeneratorVoidsAPrivateFitOnly) {
+  const DataMatrix x = Draw(TestModel(), 300, 15);
+  Generator seeded_gen = Generator::FromSeed(16);
+  StatusOr<FaFit> seeded = FitFactorAnalysis(x, PrivateOptions(), seeded_gen);
+  ASSERT_TRUE(seeded.ok()) << seeded.status().ToString();
+  EXPECT_TRUE(seeded->guarantee.is_private);
+  EXPECT_TRUE(seeded->guarantee.guarantee_void);
+  ASSERT_EQ(seeded->guarantee.void_reasons.size(), 1u);
+  EXPECT_TRUE(test_support::IsSeededGeneratorReason(seeded->guarantee.void_reasons[0]))
+      << seeded->guarantee.void_reasons[0];
+  EXPECT_EQ(seeded->seed, std::optional<std::uint64_t>(16));
+  StatusOr<Generator> os = Generator::FromOsEntropy();
+  ASSERT_TRUE(os.ok());
+  StatusOr<FaFit> keyed = FitFactorAnalysis(x, PrivateOptions(), *os);
+  ASSERT_TRUE(keyed.ok()) << keyed.status().ToString();
+  EXPECT_TRUE(keyed->guarantee.is_private);
+  EXPECT_FALSE(keyed->guarantee.guarantee_void);
+  EXPECT_TRUE(keyed->guarantee.void_reasons.empty());
+  FaFitOptions plain = PrivateOptions();
+  plain.epsilon = std::numeric_limits<double>::infinity();
+  Generator plain_gen = Generator::FromSeed(17);
+  StatusOr<FaFit> fit = FitFactorAnalysis(x, plain, plain_gen);
+  ASSERT_TRUE(fit.ok()) << fit.status().ToString();
+  EXPECT_FALSE(fit->guarantee.is_private);
+  EXPECT_FALSE(fit->guarantee.guarantee_void);
+  EXPECT_TRUE(fit->guarantee.void_reasons.empty());
 }
 
 TEST(FaFitTest, NonPrivateFitMakesNoReleaseAndReachesTheSampleOptimum) {

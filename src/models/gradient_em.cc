@@ -2,6 +2,7 @@
 // dpem/models/gradient_em.h.
 #include "dpem/models/gradient_em.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "dpem/mechanisms/additive_noise.h"
 #include "dpem/data/row_source.h"
 #include "dpem/random/samplers.h"
+#include "internal/guarantee.h"
 #include "models/gradient_em_internal.h"
 #include "engine/exact_sum.h"
 
@@ -44,11 +46,13 @@ StatusOr<Eigen::VectorXd> InitialBeta(const GradientEmOptions& o, Eigen::Index d
   return Eigen::VectorXd(dir / dir.norm() * o.init_norm);
 }
 
-// The per-iteration release: its L2 sensitivity and noise multiplier.
+// The per-iteration release: its L2 sensitivity and noise multiplier, and
+// the epsilon a budget is charged for the whole fit.
 struct NoisePlan {
   double sensitivity = 0.0;
   double multiplier = 0.0;
   RobustMeanParameters robust;
+  double charged_epsilon = 0.0;
 };
 
 StatusOr<double> CalibratedMultiplier(const GradientEmOptions& o) {
@@ -65,9 +69,32 @@ StatusOr<double> CalibratedMultiplier(const GradientEmOptions& o) {
   return cal.noise_multipliers[0];
 }
 
+// What the accountant certifies for T Gaussian releases at `multiplier`, or
+// the target if that is larger; FailedPrecondition above the tolerance. The
+// paper's calibration is exact in zCDP, so the accountants' upward rounding
+// (relative 1e-12) can put its certificate a hair above the target: the fit
+// accepts up to kGradientEmEpsilonTolerance more, and whatever it accepts is
+// what the budget must be charged (the charge must never be below the
+// certificate, or a data set could be spent past its total).
+StatusOr<double> ChargedEpsilon(const GradientEmOptions& o, double multiplier) {
+  PrivacyLedger planned;
+  DPEM_RETURN_IF_ERROR(planned.RecordRepeated(
+      {MechanismKind::kGaussian, 1.0, multiplier, "planned gradient"},
+      static_cast<std::size_t>(o.iterations)));
+  DPEM_ASSIGN_OR_RETURN(const double certified, ComputeEpsilon(planned, o.delta, o.accountant));
+  if (certified > o.epsilon * (1.0 + kGradientEmEpsilonTolerance)) {
+    return FailedPreconditionError(
+        "the " + std::string(AccountantName(o.accountant)) + " accountant certifies epsilon = " +
+        std::to_string(certified) + " for this noise, above the target; choose another "
+        "accountant or the accountant calibration");
+  }
+  return std::max(o.epsilon, certified);
+}
+
 StatusOr<NoisePlan> MakeNoisePlan(const GradientEmOptions& o, double n, double d) {
   NoisePlan plan;
   DPEM_ASSIGN_OR_RETURN(plan.multiplier, CalibratedMultiplier(o));
+  DPEM_ASSIGN_OR_RETURN(plan.charged_epsilon, ChargedEpsilon(o, plan.multiplier));
   if (UsesRobustMean(o.method)) {
     DPEM_ASSIGN_OR_RETURN(plan.robust, Algorithm2Parameters(n, d, o));
     if (!std::isnan(o.robust_scale)) plan.robust.scale = o.robust_scale;
@@ -149,19 +176,21 @@ StatusOr<Eigen::VectorXd> IterationStatistic(const GradientEmData& data,
   return Eigen::VectorXd(workers[0].sum / static_cast<double>(data.n()));
 }
 
-Status Reaccount(const GradientEmOptions& o, GradientEmGuarantee& g) {
+// Re-accounts the releases made. Each recorded a noise multiplier at least
+// the plan's (a discrete release rounds its noise scale up), so the
+// accountant certifies at most what the plan charges; a certificate above the
+// charge would mean an under-charged budget, and fails the fit.
+Status Reaccount(const GradientEmOptions& o, const NoisePlan& plan, GradientEmGuarantee& g) {
   if (g.ledger.size() != static_cast<std::size_t>(o.iterations)) {
     return InternalError("the fit made " + std::to_string(g.ledger.size()) +
                          " releases but budgeted " + std::to_string(o.iterations));
   }
   DPEM_ASSIGN_OR_RETURN(g.epsilon, ComputeEpsilon(g.ledger, o.delta, o.accountant));
-  // The paper's calibration is exact in zCDP; allow the accountants' upward
-  // rounding (relative 1e-12) and nothing more.
-  if (g.epsilon > o.epsilon * (1.0 + 1e-9)) {
-    return FailedPreconditionError(
-        "the " + std::string(AccountantName(o.accountant)) + " accountant certifies epsilon = " +
-        std::to_string(g.epsilon) + " for this noise, above the target; choose another "
-        "accountant or the accountant calibration");
+  if (g.epsilon > plan.charged_epsilon) {
+    return InternalError("the " + std::string(AccountantName(o.accountant)) +
+                         " accountant certifies epsilon = " + std::to_string(g.epsilon) +
+                         " for the releases made, above the " +
+                         std::to_string(plan.charged_epsilon) + " charged for the plan");
   }
   return OkStatus();
 }
@@ -235,6 +264,15 @@ double PaperNoiseMultiplier(int iterations, double epsilon, double delta) {
   return std::sqrt(static_cast<double>(iterations) / 2.0) / EpsilonTilde(epsilon, delta);
 }
 
+StatusOr<double> GradientEmChargedEpsilon(const GradientEmOptions& options) {
+  DPEM_RETURN_IF_ERROR(options.Validate());
+  if (!options.IsPrivate()) {
+    return InvalidArgumentError("a non-private fit cannot be charged to a privacy budget");
+  }
+  DPEM_ASSIGN_OR_RETURN(const double multiplier, CalibratedMultiplier(options));
+  return ChargedEpsilon(options, multiplier);
+}
+
 StatusOr<GradientEmFit> FitGradientEm(const GradientEmData& data,
                                       const GradientEmOptions& options, Generator& gen) {
   DPEM_RETURN_IF_ERROR(options.Validate());
@@ -249,6 +287,9 @@ StatusOr<GradientEmFit> FitGradientEm(const GradientEmData& data,
   }
   GradientEmFit fit;
   fit.guarantee = NewGuarantee(options, plan);
+  internal::AppendSeededGeneratorVoidReason(gen, options.IsPrivate(),
+                                            fit.guarantee.void_reasons);
+  fit.guarantee.guarantee_void = !fit.guarantee.void_reasons.empty();
   DPEM_ASSIGN_OR_RETURN(Eigen::VectorXd beta, InitialBeta(options, data.d(), gen));
   DPEM_ASSIGN_OR_RETURN(const Engine engine, Engine::Create(options.engine));
   DPEM_ASSIGN_OR_RETURN(const MatrixRowSource rows, MatrixRowSource::Borrow(data.x));
@@ -270,7 +311,7 @@ StatusOr<GradientEmFit> FitGradientEm(const GradientEmData& data,
     fit.trajectory.push_back(beta);
   }
   if (options.IsPrivate()) {
-    DPEM_RETURN_IF_ERROR(Reaccount(options, fit.guarantee));
+    DPEM_RETURN_IF_ERROR(Reaccount(options, plan, fit.guarantee));
     // What was recorded (a discrete release charges its rounding, so its
     // sensitivity and noise are a little above the plan's).
     const Release& last = fit.guarantee.ledger.releases().back();

@@ -7,10 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <optional>
+#include <string>
 
 #include "dpem/accounting/accountant.h"
 #include "dpem/data/generators.h"
+#include "testing/void_reasons.h"
 
 namespace dpem {
 namespace {
@@ -205,6 +209,43 @@ TEST(GradientEmFitTest, PaperCalibrationIsExactZcdpAndRdpIsTighter) {
   EXPECT_LT(*ComputeEpsilon(ledger, 1e-4, AccountantKind::kRdp), 0.4);
 }
 
+// The budget charge of a fit, known before the data is read, is never below
+// what the fit certifies. The paper's noise is exactly the target in zCDP, so
+// the zCDP accountant's conservative upward rounding certifies a hair above
+// it: the charge must be that, not the target (it used to be the target).
+TEST(GradientEmFitTest, TheChargedEpsilonCoversWhatIsCertified) {
+  const GeneratedData g = Make(GradientEmModel::kGmm, 1000, 3, 0.0, 28);
+  GradientEmOptions o = PrivateOptions(GradientEmMethod::kDp, 10);
+  o.calibration = NoiseCalibrationRule::kPaperZcdp;
+  o.accountant = AccountantKind::kZcdp;
+  const StatusOr<double> charged = GradientEmChargedEpsilon(o);
+  ASSERT_TRUE(charged.ok()) << charged.status().ToString();
+  EXPECT_GT(*charged, 0.5);
+  EXPECT_LE(*charged, 0.5 * (1.0 + 1e-9));
+  for (GradientEmMethod m :
+       {GradientEmMethod::kDp, GradientEmMethod::kClipped, GradientEmMethod::kDpEm}) {
+    o.method = m;
+    Generator gen = Generator::FromSeed(29);
+    const StatusOr<GradientEmFit> fit = FitGradientEm(g.data, o, gen);
+    ASSERT_TRUE(fit.ok()) << fit.status().ToString();
+    EXPECT_LE(fit->guarantee.epsilon, *charged) << GradientEmMethodName(m);
+    EXPECT_EQ(GradientEmChargedEpsilon(o).value(), *charged);  // Not method-dependent.
+  }
+  // The accountant's own calibration certifies at most the target: charged as is.
+  o.calibration = NoiseCalibrationRule::kAccountant;
+  o.accountant = AccountantKind::kRdp;
+  EXPECT_EQ(GradientEmChargedEpsilon(o).value(), 0.5);
+  // The paper's noise under linear composition certifies far more than the
+  // target: refused before anything is charged or drawn.
+  o.calibration = NoiseCalibrationRule::kPaperZcdp;
+  o.accountant = AccountantKind::kLinear;
+  EXPECT_EQ(GradientEmChargedEpsilon(o).status().code(), StatusCode::kFailedPrecondition);
+  Generator gen = Generator::FromSeed(30);
+  EXPECT_EQ(FitGradientEm(g.data, o, gen).status().code(), StatusCode::kFailedPrecondition);
+  o.method = GradientEmMethod::kNonPrivate;
+  EXPECT_EQ(GradientEmChargedEpsilon(o).status().code(), StatusCode::kInvalidArgument);
+}
+
 // Two fits from the same start differ only by their noise in iteration 1:
 // beta^1 - beta'^1 ~ N(0, 2 sigma_noise^2 step^2) per coordinate.
 TEST(GradientEmFitTest, NoiseHasTheCalibratedScale) {
@@ -266,6 +307,40 @@ TEST(GradientEmFitTest, OptionsAreValidated) {
   o.epsilon = kNaN;
   o.tau = kNaN;
   EXPECT_TRUE(FitGradientEm(g.data, o, gen).ok());
+}
+
+// Every private method: a fit from a seeded generator (whose noise is
+// reproducible from the seed) is void, one from the OS-keyed generator is
+// not, and the non-private method claims no guarantee to void.
+TEST(GradientEmFitTest, ASeededGeneratorVoidsAPrivateFitOnly) {
+  const GeneratedData g = Make(GradientEmModel::kGmm, 500, 3, 0.0, 25);
+  for (GradientEmMethod m :
+       {GradientEmMethod::kDp, GradientEmMethod::kClipped, GradientEmMethod::kDpEm}) {
+    const std::string name(GradientEmMethodName(m));
+    Generator seeded_gen = Generator::FromSeed(26);
+    const StatusOr<GradientEmFit> seeded = FitGradientEm(g.data, PrivateOptions(m, 3), seeded_gen);
+    ASSERT_TRUE(seeded.ok()) << name << ": " << seeded.status().ToString();
+    EXPECT_TRUE(seeded->guarantee.is_private) << name;
+    EXPECT_TRUE(seeded->guarantee.guarantee_void) << name;
+    ASSERT_EQ(seeded->guarantee.void_reasons.size(), 1u) << name;
+    EXPECT_TRUE(test_support::IsSeededGeneratorReason(seeded->guarantee.void_reasons[0]))
+        << seeded->guarantee.void_reasons[0];
+    EXPECT_EQ(seeded->seed, std::optional<std::uint64_t>(26)) << name;
+    StatusOr<Generator> os = Generator::FromOsEntropy();
+    ASSERT_TRUE(os.ok());
+    const StatusOr<GradientEmFit> keyed = FitGradientEm(g.data, PrivateOptions(m, 3), *os);
+    ASSERT_TRUE(keyed.ok()) << name << ": " << keyed.status().ToString();
+    EXPECT_TRUE(keyed->guarantee.is_private) << name;
+    EXPECT_FALSE(keyed->guarantee.guarantee_void) << name;
+    EXPECT_TRUE(keyed->guarantee.void_reasons.empty()) << name;
+  }
+  GradientEmOptions plain = PrivateOptions(GradientEmMethod::kNonPrivate, 3);
+  Generator plain_gen = Generator::FromSeed(27);
+  const StatusOr<GradientEmFit> fit = FitGradientEm(g.data, plain, plain_gen);
+  ASSERT_TRUE(fit.ok()) << fit.status().ToString();
+  EXPECT_FALSE(fit->guarantee.is_private);
+  EXPECT_FALSE(fit->guarantee.guarantee_void);
+  EXPECT_TRUE(fit->guarantee.void_reasons.empty());
 }
 
 double SignFreeError(const Eigen::VectorXd& b, const Eigen::VectorXd& truth) {

@@ -9,6 +9,7 @@
 #include "dpem/mechanisms/additive_noise.h"
 #include "dpem/models/kmeans.h"
 #include "dpem/random/samplers.h"
+#include "internal/guarantee.h"
 
 namespace dpem {
 namespace {
@@ -294,6 +295,8 @@ StatusOr<KmeansFit> FitKmeans(const RowSource& x, const KmeansFitOptions& option
   fit.guarantee = NewGuarantee(options);
   DPEM_ASSIGN_OR_RETURN(fit.domain, ResolveFitDomain(x, options.domain, options.IsPrivate(),
                                                      &fit.guarantee.void_reasons));
+  internal::AppendSeededGeneratorVoidReason(gen, options.IsPrivate(),
+                                            fit.guarantee.void_reasons);
   fit.guarantee.guarantee_void = !fit.guarantee.void_reasons.empty();
   DPEM_ASSIGN_OR_RETURN(const UnitBallRowSource unit, UnitBallRowSource::Create(x, fit.domain));
   std::optional<KmeansPlan> plan;

@@ -5,11 +5,14 @@
 #include "dpem/models/kmeans.h"
 
 #include <cmath>
+#include <cstdint>
+#include <optional>
 #include <random>
 
 #include <gtest/gtest.h>
 
 #include "dpem/models/kmeans_model_io.h"
+#include "testing/void_reasons.h"
 
 namespace dpem {
 namespace {
@@ -235,6 +238,41 @@ TEST(FitKmeansTest, DataDerivedBoundVoidsThePrivateGuarantee) {
   Generator gen = Generator::FromSeed(1);
   const KmeansFit fit = *FitKmeans(Blobs(10, 1), o, gen);
   EXPECT_TRUE(fit.guarantee.guarantee_void);
+  EXPECT_EQ(test_support::CountReasonsMentioning(fit.guarantee.void_reasons, "largest record"),
+            1);
+}
+
+// Every method: a private fit from a seeded generator (whose noise is
+// reproducible from the seed) is void, one from the OS-keyed generator is
+// not, and a non-private fit claims no guarantee to void.
+TEST(FitKmeansTest, ASeededGeneratorVoidsAPrivateFitOnly) {
+  const DataMatrix x = Blobs(20, 6);
+  for (KmeansMethod m : {KmeansMethod::kCdpGauss, KmeansMethod::kCdpLaplace,
+                         KmeansMethod::kDplloyd, KmeansMethod::kDplloydZcdp}) {
+    const std::string name(KmeansMethodName(m));
+    Generator seeded_gen = Generator::FromSeed(7);
+    const StatusOr<KmeansFit> seeded = FitKmeans(x, Options(m, 1.0), seeded_gen);
+    ASSERT_TRUE(seeded.ok()) << name << ": " << seeded.status().ToString();
+    EXPECT_TRUE(seeded->guarantee.is_private) << name;
+    EXPECT_TRUE(seeded->guarantee.guarantee_void) << name;
+    ASSERT_EQ(seeded->guarantee.void_reasons.size(), 1u) << name;
+    EXPECT_TRUE(test_support::IsSeededGeneratorReason(seeded->guarantee.void_reasons[0]))
+        << seeded->guarantee.void_reasons[0];
+    EXPECT_EQ(seeded->seed, std::optional<std::uint64_t>(7)) << name;
+    StatusOr<Generator> os = Generator::FromOsEntropy();
+    ASSERT_TRUE(os.ok());
+    const StatusOr<KmeansFit> keyed = FitKmeans(x, Options(m, 1.0), *os);
+    ASSERT_TRUE(keyed.ok()) << name << ": " << keyed.status().ToString();
+    EXPECT_TRUE(keyed->guarantee.is_private) << name;
+    EXPECT_FALSE(keyed->guarantee.guarantee_void) << name;
+    EXPECT_TRUE(keyed->guarantee.void_reasons.empty()) << name;
+    Generator plain_gen = Generator::FromSeed(8);
+    const StatusOr<KmeansFit> plain = FitKmeans(x, Options(m, kInf), plain_gen);
+    ASSERT_TRUE(plain.ok()) << name << ": " << plain.status().ToString();
+    EXPECT_FALSE(plain->guarantee.is_private) << name;
+    EXPECT_FALSE(plain->guarantee.guarantee_void) << name;
+    EXPECT_TRUE(plain->guarantee.void_reasons.empty()) << name;
+  }
 }
 
 TEST(KmeansModelIoTest, RoundTripAndDamagedFiles) {

@@ -13,6 +13,7 @@
 #include "dpem/mechanisms/unsafe_paper_mechanisms.h"
 #include "dpem/models/joint_release.h"
 #include "dpem/random/samplers.h"
+#include "internal/guarantee.h"
 #include "internal/linear_algebra.h"
 #include "models/gmm_frames.h"
 
@@ -450,6 +451,8 @@ StatusOr<GmmFit> FitGmm(const RowSource& x, const GmmFitOptions& options, Genera
   fit.guarantee = NewGuarantee(options);
   DPEM_ASSIGN_OR_RETURN(fit.domain, ResolveFitDomain(x, options.domain, options.IsPrivate(),
                                                      &fit.guarantee.void_reasons));
+  internal::AppendSeededGeneratorVoidReason(gen, options.IsPrivate(),
+                                            fit.guarantee.void_reasons);
   fit.guarantee.guarantee_void = !fit.guarantee.void_reasons.empty();
   DPEM_ASSIGN_OR_RETURN(const UnitBallRowSource unit, UnitBallRowSource::Create(x, fit.domain));
   std::optional<CalibrationResult> cal;

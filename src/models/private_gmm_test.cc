@@ -1,7 +1,9 @@
 #include "dpem/models/private_gmm.h"
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,9 +12,13 @@
 #include "dpem/mechanisms/unsafe_paper_mechanisms.h"
 #include "dpem/models/joint_release.h"
 #include "dpem/random/samplers.h"
+#include "testing/void_reasons.h"
 
 namespace dpem {
 namespace {
+
+using test_support::CountReasonsMentioning;
+using test_support::CountSeededGeneratorReasons;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -61,7 +67,9 @@ TEST(PrivateGmmTest, MakesExactlyTheBudgetedReleasesAndStaysWithinTarget) {
       EXPECT_LE(fit.guarantee.epsilon, 1.0);
       EXPECT_GE(fit.guarantee.epsilon, 0.99);
       EXPECT_EQ(ComputeEpsilon(ledger, 1e-5, o.accountant).value(), fit.guarantee.epsilon);
-      EXPECT_FALSE(fit.guarantee.guarantee_void);
+      // Void for the test's seeded generator only.
+      EXPECT_EQ(fit.guarantee.void_reasons.size(), 1u);
+      EXPECT_EQ(CountSeededGeneratorReasons(fit.guarantee.void_reasons), 1);
       int laplace = 0;
       for (const Release& r : ledger.releases()) laplace += r.mechanism == MechanismKind::kLaplace;
       EXPECT_EQ(laplace, m == GmmMechanisms::kLlg ? 4 * (3 + 1) : 0);
@@ -230,8 +238,40 @@ TEST(PrivateGmmTest, DataDerivedBoundVoidsTheGuarantee) {
   o.domain.from_data = true;
   const GmmFit fit = MustFit(x, o, 15);
   EXPECT_TRUE(fit.guarantee.guarantee_void);
-  ASSERT_EQ(fit.guarantee.void_reasons.size(), 1u);
-  EXPECT_NE(fit.guarantee.void_reasons[0].find("largest record"), std::string::npos);
+  // The data-derived R's reason, and the seeded generator's.
+  EXPECT_EQ(fit.guarantee.void_reasons.size(), 2u);
+  EXPECT_EQ(CountReasonsMentioning(fit.guarantee.void_reasons, "largest record"), 1);
+  EXPECT_EQ(CountSeededGeneratorReasons(fit.guarantee.void_reasons), 1);
+}
+
+// The noise of a seeded fit is a function of the seed alone: whoever holds
+// the seed refits both neighbouring data sets and tells them apart exactly.
+TEST(PrivateGmmTest, ASeededGeneratorVoidsAPrivateFitOnly) {
+  const DataMatrix x = ThreeClusters(300, 19);
+  for (GmmMechanisms m : {GmmMechanisms::kJoint, GmmMechanisms::kGgg, GmmMechanisms::kLlg}) {
+    GmmFitOptions o = PrivateOptions(2, 2);
+    o.mechanisms = m;
+    const GmmFit seeded = MustFit(x, o, 20);
+    EXPECT_TRUE(seeded.guarantee.is_private);
+    EXPECT_TRUE(seeded.guarantee.guarantee_void) << GmmMechanismsName(m);
+    ASSERT_EQ(seeded.guarantee.void_reasons.size(), 1u);
+    EXPECT_EQ(CountSeededGeneratorReasons(seeded.guarantee.void_reasons), 1)
+        << seeded.guarantee.void_reasons[0];
+    EXPECT_EQ(seeded.seed, std::optional<std::uint64_t>(20));  // Kept, for reproduction.
+    StatusOr<Generator> os = Generator::FromOsEntropy();
+    ASSERT_TRUE(os.ok());
+    StatusOr<GmmFit> keyed = FitGmm(x, o, *os);
+    ASSERT_TRUE(keyed.ok()) << keyed.status().ToString();
+    EXPECT_TRUE(keyed->guarantee.is_private);
+    EXPECT_FALSE(keyed->guarantee.guarantee_void);
+    EXPECT_TRUE(keyed->guarantee.void_reasons.empty());
+  }
+  GmmFitOptions plain = PrivateOptions(2, 2);
+  plain.epsilon = kInf;
+  const GmmFit fit = MustFit(x, plain, 21);
+  EXPECT_FALSE(fit.guarantee.is_private);  // No guarantee claimed, none voided.
+  EXPECT_FALSE(fit.guarantee.guarantee_void);
+  EXPECT_TRUE(fit.guarantee.void_reasons.empty());
 }
 
 TEST(PrivateGmmTest, UnsafePaperMechanismsVoidTheGuarantee) {
@@ -242,6 +282,7 @@ TEST(PrivateGmmTest, UnsafePaperMechanismsVoidTheGuarantee) {
     o.unsafe_paper_mechanisms = true;
     const GmmFit fit = MustFit(x, o, 17);
     EXPECT_TRUE(fit.guarantee.guarantee_void);
+    EXPECT_EQ(CountReasonsMentioning(fit.guarantee.void_reasons, "Gamma/Wishart"), 1);
     EXPECT_TRUE(LedgerHasUnsafeRelease(fit.guarantee.ledger));
     EXPECT_EQ(fit.guarantee.ledger.size(), 2u * (2 * 2 + 1));
   }

@@ -35,6 +35,25 @@ namespace dpem {
 // rounding: a charge is admitted if spent + cost <= total * (1 + kBudgetSlack).
 inline constexpr double kBudgetSlack = 1e-9;
 
+// Where a data set came from, recorded by Init when it is named by a file's
+// content hash: the file's absolute path and its shape. A file edited in
+// place or re-serialised gets a new hash, hence a fresh budget; `dpem budget
+// init` compares a new data set's source with the known ones' to notice that.
+// An empty path and negative counts mean unknown.
+struct DatasetSource {
+  std::string path;
+  long long rows = -1;
+  long long columns = -1;
+  bool HasShape() const { return rows >= 0 && columns >= 0; }
+};
+
+// A known data set whose recorded source resembles another one's.
+struct SimilarDataset {
+  std::string dataset;
+  bool same_path = false;
+  bool same_shape = false;  // Same rows and columns.
+};
+
 // One data set's budget: its total and the sums of its charges.
 struct BudgetAccount {
   std::string dataset;
@@ -62,7 +81,18 @@ class BudgetStore {
   // finite, delta in [0, 1). Totals are immutable: calling Init again with
   // the same total is a no-op, with another total FailedPrecondition (to
   // grant more budget, which voids the point of one, start a new file).
-  Status Init(const std::string& dataset, double epsilon, double delta);
+  // `source`, if known, is recorded with a new total (a repeated Init keeps
+  // the first); a budget file made before sources were recorded gains the
+  // columns for them then.
+  Status Init(const std::string& dataset, double epsilon, double delta,
+              const DatasetSource& source = {});
+
+  // The data sets other than `dataset` whose recorded source has the path of
+  // `source` (if known) or its rows and columns (if known), ordered by data
+  // set. Data sets without a recorded source never match, so a budget file
+  // made before sources were recorded gives none (and is not modified).
+  StatusOr<std::vector<SimilarDataset>> FindSimilar(const std::string& dataset,
+                                                    const DatasetSource& source) const;
 
   // Charges (epsilon, delta) to `dataset` in one transaction: NotFound if the
   // data set has no total, FailedPrecondition naming the remaining budget if
@@ -90,9 +120,13 @@ class BudgetStore {
 };
 
 // The default data-set ID of a file: "blake2b-256:" and the hex BLAKE2b-256
-// hash of its bytes (libsodium crypto_generichash over the memory-mapped file), so that a
-// renamed or copied file keeps its budget and an edited one does not share
-// it. NotFound / IoError naming `path`.
+// hash of its bytes (libsodium crypto_generichash over the memory-mapped
+// file), so that a renamed or copied file keeps its budget. The ID is of the
+// bytes, not of the records: a file with one record changed, or the same
+// records re-serialised (other number formatting, CSV to .npy), is a new data
+// set with a fresh budget once someone runs `budget init` on it. Name data
+// sets explicitly (--dataset) where that matters. NotFound / IoError naming
+// `path`.
 StatusOr<std::string> DatasetIdOfFile(const std::string& path);
 
 }  // namespace dpem

@@ -164,6 +164,8 @@ struct FaGuarantee {
   double delta = 0.0;
   double noise_multiplier = 0.0;  // sigma / sensitivity of the release.
   PrivacyLedger ledger;
+  // True if the guarantee does not hold; `void_reasons` says why (a seeded
+  // generator, a data-derived R).
   bool guarantee_void = false;
   std::vector<std::string> void_reasons;
 };
@@ -180,7 +182,8 @@ struct FaFit {
 
 // Fits factor analysis to `x` (original units), privately unless epsilon is
 // infinite (file comment). Requires options.Validate() OK, N >= 1, finite x,
-// 1 <= L <= d, and a domain centre that is empty or has d entries.
+// 1 <= L <= d, and a domain centre that is empty or has d entries. A private
+// fit with a seeded generator runs, but its guarantee is void.
 StatusOr<FaFit> FitFactorAnalysis(const DataMatrix& x, const FaFitOptions& options,
                                   Generator& gen);
 

@@ -34,6 +34,7 @@
 
 #include <limits>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -141,6 +142,10 @@ struct GradientEmGuarantee {
   double noise_stddev = 0.0;      // Per coordinate.
   RobustMeanParameters robust;    // kDp / kDpEm: the scale s and beta_s.
   PrivacyLedger ledger;
+  // True if the guarantee does not hold; `void_reasons` says why (a private
+  // fit with a seeded generator: its noise is reproducible from the seed).
+  bool guarantee_void = false;
+  std::vector<std::string> void_reasons;
 };
 
 struct GradientEmFit {
@@ -161,7 +166,25 @@ StatusOr<RobustMeanParameters> Algorithm2Parameters(double n, double d,
 // sensitivity above, sigma^2 = 16 s^2 d T / (9 n^2 eps~^2).
 double PaperNoiseMultiplier(int iterations, double epsilon, double delta);
 
-// Runs options.iterations iterations of the chosen method on `data`.
+// The relative excess over the target epsilon that a fit accepts from its
+// accountant (the paper's calibration under accountants' upward rounding);
+// whatever is accepted is charged (GradientEmChargedEpsilon).
+inline constexpr double kGradientEmEpsilonTolerance = 1e-9;
+
+// The epsilon to charge to a privacy budget for a private fit with `options`,
+// known before the data is read: what options.accountant certifies for
+// options.iterations Gaussian releases at the calibrated noise multiplier, or
+// the target epsilon if that is larger (the paper's calibration is exact in
+// zCDP, so an accountant's upward rounding can certify a hair above the
+// target). FitGradientEm never certifies more than this: its discrete
+// releases only add noise, and it fails rather than exceed it.
+// FailedPrecondition if the accountant certifies more than the target allows
+// (target x (1 + kGradientEmEpsilonTolerance)), as FitGradientEm would;
+// InvalidArgument for invalid options or a non-private method.
+StatusOr<double> GradientEmChargedEpsilon(const GradientEmOptions& options);
+
+// Runs options.iterations iterations of the chosen method on `data`. A
+// private fit with a seeded generator runs, but its guarantee is void.
 StatusOr<GradientEmFit> FitGradientEm(const GradientEmData& data,
                                       const GradientEmOptions& options, Generator& gen);
 

@@ -220,6 +220,8 @@ struct KmeansGuarantee {
   // Noise scale / sensitivity of each release kind of one iteration.
   std::vector<double> noise_multipliers;
   PrivacyLedger ledger;
+  // True if the guarantee does not hold; `void_reasons` says why (a seeded
+  // generator, a data-derived R).
   bool guarantee_void = false;
   std::vector<std::string> void_reasons;
 };
@@ -237,7 +239,8 @@ struct KmeansFit {
 // Fits K centres to `x` (original units), read block by block through the
 // public domain (never copied whole; a memory-mapped file larger than memory
 // streams), on the fitting engine. Requires options.Validate() OK, N >= K,
-// columns matching the domain centre and the initial centres.
+// columns matching the domain centre and the initial centres. A private fit
+// with a seeded generator runs, but its guarantee is void.
 StatusOr<KmeansFit> FitKmeans(const RowSource& x, const KmeansFitOptions& options,
                               Generator& gen);
 

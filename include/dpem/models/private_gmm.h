@@ -158,7 +158,8 @@ struct GmmGuarantee {
   // mechanism, the one multiplier of the joint release.
   std::vector<double> noise_multipliers;
   PrivacyLedger ledger;
-  // True if the guarantee does not hold; `void_reasons` says why.
+  // True if the guarantee does not hold; `void_reasons` says why (a seeded
+  // generator, a data-derived R, the unsafe paper mechanisms).
   bool guarantee_void = false;
   std::vector<std::string> void_reasons;
 };
@@ -180,7 +181,8 @@ struct GmmFit {
 // Fits a K-component mixture to `x` (original units), read block by block
 // (the records are mapped into the unit ball per block, never copied whole),
 // so a memory-mapped file larger than memory can be fitted. Requires
-// options.Validate() OK, N >= K, d >= 1 matching the domain's centre.
+// options.Validate() OK, N >= K, d >= 1 matching the domain's centre. A
+// private fit with a seeded generator runs, but its guarantee is void.
 StatusOr<GmmFit> FitGmm(const RowSource& x, const GmmFitOptions& options, Generator& gen);
 
 // The same on a matrix in memory; also InvalidArgument for a non-finite

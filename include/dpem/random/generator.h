@@ -4,7 +4,8 @@
 // ChaCha20 stream cipher (libsodium) keyed either from the operating system's
 // entropy source (the default, for production) or from a 64-bit seed (for
 // reproducible experiments and tests; a seeded stream is predictable by anyone
-// who knows the seed, so outputs made with one record that fact).
+// who knows the seed, so outputs made with one record that fact, and every
+// private fit made with one marks its guarantee void).
 //
 // Every sampler in dpem takes a Generator& explicitly; there is no global
 // generator. Generator satisfies std::uniform_random_bit_generator.
@@ -38,7 +39,9 @@ class Generator {
   static StatusOr<Generator> FromOsEntropy();
 
   // A reproducible generator: the key is a cryptographic hash of `seed`, so
-  // nearby seeds give unrelated streams. Not for production use.
+  // nearby seeds give unrelated streams. Not for production use: noise drawn
+  // from it is a function of the seed alone, so a release made with it is
+  // not differentially private (the fits mark their guarantee void).
   static Generator FromSeed(std::uint64_t seed);
 
   // Not copyable: a copy would replay the same keystream, so two releases
