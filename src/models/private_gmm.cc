@@ -393,8 +393,10 @@ Status GmmFitOptions::Validate() const {
   if (!(epsilon > 0.0)) {
     return InvalidArgumentError("epsilon must be > 0 (or infinity for non-private EM)");
   }
-  if (!(covariance_floor > 0.0 && std::isfinite(covariance_floor))) {
-    return InvalidArgumentError("covariance floor must be finite and > 0");
+  if (!(covariance_floor >= kMinCovarianceFloor && std::isfinite(covariance_floor))) {
+    return InvalidArgumentError(
+        "covariance floor must be finite and >= 1e-10 (kMinCovarianceFloor; below it a far "
+        "record's log-density can overflow)");
   }
   if (!(frame_radius >= 0.0 && std::isfinite(frame_radius))) {
     return InvalidArgumentError("frame radius must be finite and >= 0 (0: the default)");
