@@ -3,6 +3,7 @@
 #include "dpem/models/gradient_em.h"
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -132,21 +133,48 @@ StatusOr<Eigen::VectorXd> IterationStatistic(const GradientEmData& data,
   return Eigen::VectorXd(workers[0].sum / static_cast<double>(data.n()));
 }
 
+// What the accountant certifies for `ledger`, refused if above the target.
+// The paper's calibration is exact in zCDP; allow the accountants' upward
+// rounding (relative 1e-12) and nothing more.
+StatusOr<double> CertifiedEpsilon(const GradientEmOptions& o, const PrivacyLedger& ledger) {
+  DPEM_ASSIGN_OR_RETURN(const double epsilon, ComputeEpsilon(ledger, o.delta, o.accountant));
+  if (epsilon > o.epsilon * (1.0 + 1e-9)) {
+    return FailedPreconditionError(
+        "the " + std::string(AccountantName(o.accountant)) + " accountant certifies epsilon = " +
+        std::to_string(epsilon) + " for this noise, above the target; choose another "
+        "accountant or the accountant calibration");
+  }
+  return epsilon;
+}
+
+// Refuses a plan the accountant cannot certify BEFORE the data is touched (a
+// public question: the T planned releases of the calibrated multiplier). The
+// releases actually made carry at least that multiplier (a discrete release
+// only raises it), so they cost at most as much.
+Status CheckPlannedCost(const GradientEmOptions& o, const NoisePlan& plan) {
+  PrivacyLedger planned;
+  for (int t = 0; t < o.iterations; ++t) {
+    DPEM_RETURN_IF_ERROR(planned.Record(Release{MechanismKind::kGaussian, plan.sensitivity,
+                                                plan.multiplier * plan.sensitivity, "planned"}));
+  }
+  return CertifiedEpsilon(o, planned).status();
+}
+
 Status Reaccount(const GradientEmOptions& o, GradientEmGuarantee& g) {
   if (g.ledger.size() != static_cast<std::size_t>(o.iterations)) {
     return InternalError("the fit made " + std::to_string(g.ledger.size()) +
                          " releases but budgeted " + std::to_string(o.iterations));
   }
-  DPEM_ASSIGN_OR_RETURN(g.epsilon, ComputeEpsilon(g.ledger, o.delta, o.accountant));
-  // The paper's calibration is exact in zCDP; allow the accountants' upward
-  // rounding (relative 1e-12) and nothing more.
-  if (g.epsilon > o.epsilon * (1.0 + 1e-9)) {
-    return FailedPreconditionError(
-        "the " + std::string(AccountantName(o.accountant)) + " accountant certifies epsilon = " +
-        std::to_string(g.epsilon) + " for this noise, above the target; choose another "
-        "accountant or the accountant calibration");
-  }
+  DPEM_ASSIGN_OR_RETURN(g.epsilon, CertifiedEpsilon(o, g.ledger));
   return OkStatus();
+}
+
+// A private update is post-processing of released values: one that overflows
+// (a huge public step) is projected onto the finite doubles, the box
+// [-DBL_MAX, DBL_MAX]^d, so the next pass never refuses beta.
+void ProjectOntoFinite(Eigen::VectorXd& beta) {
+  const double largest = std::numeric_limits<double>::max();
+  beta = beta.cwiseMax(-largest).cwiseMin(largest);
 }
 
 GradientEmGuarantee NewGuarantee(const GradientEmOptions& o, const NoisePlan& plan) {
@@ -229,6 +257,7 @@ StatusOr<GradientEmFit> FitGradientEm(const GradientEmData& data,
   NoisePlan plan;
   if (options.IsPrivate()) {
     DPEM_ASSIGN_OR_RETURN(plan, MakeNoisePlan(options, n, static_cast<double>(data.d())));
+    DPEM_RETURN_IF_ERROR(CheckPlannedCost(options, plan));
   }
   GradientEmFit fit;
   fit.guarantee = NewGuarantee(options, plan);
@@ -250,6 +279,7 @@ StatusOr<GradientEmFit> FitGradientEm(const GradientEmData& data,
     } else {
       beta += options.step * stat;  // Algorithms 1 and 2: the gradient step.
     }
+    if (options.IsPrivate()) ProjectOntoFinite(beta);
     fit.trajectory.push_back(beta);
   }
   if (options.IsPrivate()) {
