@@ -202,7 +202,8 @@ Command AddFitGmmCommand(CLI::App& fit) {
                   "mle, or map with park2017's priors (default mle)");
   AddPrivacyOptions(app, *f);
   app->add_option("--covariance-floor", f->covariance_floor,
-                  "Added to every covariance's diagonal, in unit-ball units (default 1e-6)");
+                  "Added to every covariance's diagonal, in unit-ball units (default 1e-6; at "
+                  "least 1e-10, so that every log-density stays finite)");
   app->add_option("--seed", f->seed,
                   "Seed a reproducible generator (tests and experiments only; recorded in "
                   "the model). The noise is then reproducible from the seed, so a private "

@@ -40,3 +40,7 @@ if(DPEM_BUILD_FUZZERS)
     target_link_options(${target} PRIVATE -fsanitize=fuzzer,address,undefined)
   endforeach()
 endif()
+if(DPEM_BUILD_TESTS)
+  # Hostile-but-valid records through every private path (no data-dependent abort).
+  dpem_add_test(private_paths_test SOURCES src/models/private_paths_test.cc)
+endif()

@@ -2,12 +2,14 @@
 
 #include <Eigen/Eigenvalues>
 
+#include <cmath>
+
 namespace dpem::internal {
 
 StatusOr<Eigen::MatrixXd> ClampEigenvalues(const Eigen::MatrixXd& sym, double lo, double hi) {
   const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(sym);
   if (eig.info() != Eigen::Success) {
-    return NumericalError("the symmetric eigen-solver did not converge");
+    return Eigen::MatrixXd(sym.diagonal().cwiseMax(lo).cwiseMin(hi).asDiagonal());
   }
   const Eigen::VectorXd& values = eig.eigenvalues();
   if (values.minCoeff() >= lo && values.maxCoeff() <= hi) {
@@ -17,6 +19,21 @@ StatusOr<Eigen::MatrixXd> ClampEigenvalues(const Eigen::MatrixXd& sym, double lo
   const Eigen::MatrixXd& v = eig.eigenvectors();
   const Eigen::MatrixXd reassembled = v * clamped.asDiagonal() * v.transpose();
   return Eigen::MatrixXd(0.5 * (reassembled + reassembled.transpose()));
+}
+
+void ProjectOntoUnitBall(Eigen::Ref<Eigen::RowVectorXd, 0, Eigen::InnerStride<>> v) {
+  if (!v.allFinite()) {
+    v.setZero();
+    return;
+  }
+  const double norm = v.norm();
+  if (std::isfinite(norm)) {
+    if (norm > 1.0) v /= norm;
+    return;
+  }
+  // ||v|| overflows: v / max|v_j| has a norm in [1, sqrt(d)].
+  v /= v.cwiseAbs().maxCoeff();
+  v /= v.norm();
 }
 
 }  // namespace dpem::internal

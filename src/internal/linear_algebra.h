@@ -12,9 +12,17 @@ namespace dpem::internal {
 // The Frobenius-nearest symmetric matrix to symmetric `sym` whose eigenvalues
 // lie in [lo, hi] (hi may be +infinity): eigen-decompose, clamp, reassemble,
 // symmetrise exactly. Returns the symmetrised input when its eigenvalues are
-// already inside. NumericalError if the eigen-solver fails. Requires
-// lo <= hi; the caller checks that `sym` is symmetric and finite.
+// already inside. If the eigen-solver does not converge, returns the diagonal
+// matrix of sym's diagonal clamped to [lo, hi] instead (also a matrix with
+// its eigenvalues in [lo, hi]; a repair, never an error, since callers
+// post-process released values). Requires lo <= hi; the caller checks that
+// `sym` is symmetric and finite. Never fails for such input.
 StatusOr<Eigen::MatrixXd> ClampEigenvalues(const Eigen::MatrixXd& sym, double lo, double hi);
+
+// Projects `v` onto the closed unit ball: v / ||v|| if ||v|| > 1, computed
+// without overflow for any finite entries (a vector with a non-finite entry
+// becomes 0). The models' domain projection of means and centres.
+void ProjectOntoUnitBall(Eigen::Ref<Eigen::RowVectorXd, 0, Eigen::InnerStride<>> v);
 
 }  // namespace dpem::internal
 

@@ -8,8 +8,10 @@
 #include <string>
 #include <utility>
 
+#include "dpem/accounting/accountant.h"
 #include "dpem/accounting/analytic_gaussian.h"
-#include "dpem/random/samplers.h"
+#include "dpem/mechanisms/additive_noise.h"
+#include "internal/discrete_noise.h"
 
 namespace dpem {
 namespace {
@@ -144,12 +146,26 @@ Status ValidateParameters(const RobustMeanParameters& p) {
 }
 }  // namespace
 
+// Values summed from zero per block before the exact sum (<= 2^16, the
+// block bound of kComputedSumMargin).
+constexpr Eigen::Index kRobustMeanBlock = 4096;
+
 StatusOr<double> RobustMean(const Eigen::Ref<const Eigen::VectorXd>& x,
                             const RobustMeanParameters& p) {
   DPEM_RETURN_IF_ERROR(ValidateParameters(p));
   if (x.size() == 0) return InvalidArgumentError("the sample is empty");
+  // Blocks of kRobustMeanBlock values, each summed from zero, the block sums
+  // added exactly (engine/exact_sum.h): neighbours' sums differ by one
+  // block's rounding, whatever n (docs/privacy.md, section 8).
+  internal::ExactSum exact(1);
+  for (Eigen::Index start = 0; start < x.size(); start += kRobustMeanBlock) {
+    double block = 0.0;
+    const Eigen::Index end = std::min<Eigen::Index>(x.size(), start + kRobustMeanBlock);
+    for (Eigen::Index i = start; i < end; ++i) block += SmoothedTruncatedValue(x(i), p);
+    exact.FoldAndZero({{&block, 1}});
+  }
   double sum = 0.0;
-  for (Eigen::Index i = 0; i < x.size(); ++i) sum += SmoothedTruncatedValue(x(i), p);
+  exact.WriteTo({{&sum, 1}});
   return sum / static_cast<double>(x.size());
 }
 
@@ -210,7 +226,8 @@ StatusOr<double> NoiseMultiplier(const PrivateMeanOptions& o) {
   if (o.calibration == RobustMeanCalibration::kClassic) {
     return ClassicGaussianNoiseMultiplier(o.epsilon, o.delta);
   }
-  return CalibrateAnalyticGaussian(o.epsilon, o.delta);
+  // The release is discrete: calibrate through its Renyi curve.
+  return CalibrateSingleGaussian(o.epsilon, o.delta, NoiseSampling::kDiscrete);
 }
 
 Status CheckSample(const Eigen::Ref<const Eigen::VectorXd>& x) {
@@ -219,11 +236,15 @@ Status CheckSample(const Eigen::Ref<const Eigen::VectorXd>& x) {
   return OkStatus();
 }
 
-// Records the release and certifies it by the exact Gaussian profile.
-Status Certify(double sensitivity, double sigma, const std::string& label,
-               PrivateMeanResult& r, double delta) {
-  DPEM_RETURN_IF_ERROR(r.ledger.Record({MechanismKind::kGaussian, sensitivity, sigma, label}));
-  DPEM_ASSIGN_OR_RETURN(r.epsilon, GaussianEpsilonForDelta(sigma / sensitivity, delta));
+// Certifies the one recorded release for its sampling (SingleGaussianEpsilon:
+// the Renyi conversion for discrete noise) and reports its noise: what was
+// actually added (a discrete release records its charged sensitivity and
+// grid noise scale, never below the calibrated ones).
+Status Certify(PrivateMeanResult& r, double delta) {
+  const Release& release = r.ledger.releases().front();
+  r.noise_stddev = release.noise_scale;
+  DPEM_ASSIGN_OR_RETURN(r.epsilon, SingleGaussianEpsilon(release.NoiseMultiplier(), delta,
+                                                         release.sampling));
   r.delta = delta;
   return OkStatus();
 }
@@ -237,15 +258,23 @@ StatusOr<PrivateMeanResult> PrivateRobustMean(const Eigen::Ref<const Eigen::Vect
   PrivateMeanResult r;
   DPEM_ASSIGN_OR_RETURN(r.parameters, Theorem2Parameters(n, o));
   DPEM_ASSIGN_OR_RETURN(const double z, NoiseMultiplier(o));
-  const double sensitivity = RobustMeanSensitivity(r.parameters.scale, n);
-  r.noise_stddev = z * sensitivity;
   DPEM_ASSIGN_OR_RETURN(const double mean, RobustMean(x, r.parameters));
-  DPEM_ASSIGN_OR_RETURN(const double noise, SampleGaussian(gen, r.noise_stddev));
-  r.mean = mean + noise;
-  DPEM_RETURN_IF_ERROR(Certify(sensitivity, r.noise_stddev, "robust mean", r, o.delta));
+  // One discrete Gaussian release (additive_noise.h, "Discrete noise"): the
+  // mean rounded to the grid plus integer noise, recorded with its charge.
+  Eigen::VectorXd released = Eigen::VectorXd::Constant(1, mean);
+  const NoiseSpec spec{MechanismKind::kGaussian, RobustMeanSensitivity(r.parameters.scale, n),
+                       z, "robust mean"};
+  DPEM_RETURN_IF_ERROR(ReleaseVector(released, spec, gen, r.ledger));
+  r.mean = released(0);
+  DPEM_RETURN_IF_ERROR(Certify(r, o.delta));
   return r;
 }
 
+// Every record's report psi(x_i) is a one-coordinate discrete Gaussian
+// release of sensitivity (4 sqrt 2/3) s, all on the same grid (planned from
+// public values only): round(psi(x_i) / g) + N_i, N_i i.i.d. The ledger holds
+// the one release each record takes part in, with the grid's charged
+// sensitivity and noise scale.
 StatusOr<PrivateMeanResult> LocalPrivateRobustMean(const Eigen::Ref<const Eigen::VectorXd>& x,
                                                    const PrivateMeanOptions& o,
                                                    Generator& gen) {
@@ -255,15 +284,18 @@ StatusOr<PrivateMeanResult> LocalPrivateRobustMean(const Eigen::Ref<const Eigen:
   DPEM_ASSIGN_OR_RETURN(r.parameters, LocalModelParameters(n, o));
   DPEM_ASSIGN_OR_RETURN(const double z, NoiseMultiplier(o));
   const double sensitivity = 2.0 * kCatoniGiuliniBound * r.parameters.scale;
-  r.noise_stddev = z * sensitivity;
-  double sum = 0.0;
+  DPEM_ASSIGN_OR_RETURN(const internal::DiscreteGrid grid,
+                        internal::PlanDiscreteGrid(MechanismKind::kGaussian, sensitivity, z, 1,
+                                                   /*input_quantum=*/0.0));
+  DPEM_RETURN_IF_ERROR(r.ledger.Record({MechanismKind::kGaussian, grid.sensitivity,
+                                        grid.noise_scale, "local report (one per record)"}));
+  Eigen::VectorXd reports(x.size());
   for (Eigen::Index i = 0; i < x.size(); ++i) {
-    DPEM_ASSIGN_OR_RETURN(const double noise, SampleGaussian(gen, r.noise_stddev));
-    sum += SmoothedTruncatedValue(x(i), r.parameters) + noise;  // record i's report
+    reports(i) = SmoothedTruncatedValue(x(i), r.parameters);
   }
-  r.mean = sum / n;
-  DPEM_RETURN_IF_ERROR(
-      Certify(sensitivity, r.noise_stddev, "local report (one per record)", r, o.delta));
+  internal::AddDiscreteNoise(reports, MechanismKind::kGaussian, grid, gen);
+  r.mean = reports.sum() / n;
+  DPEM_RETURN_IF_ERROR(Certify(r, o.delta));
   return r;
 }
 

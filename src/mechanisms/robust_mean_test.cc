@@ -13,6 +13,7 @@
 #include <boost/math/distributions/normal.hpp>
 #include <boost/math/quadrature/gauss_kronrod.hpp>
 
+#include "dpem/accounting/accountant.h"
 #include "dpem/accounting/analytic_gaussian.h"
 
 namespace dpem {
@@ -172,26 +173,54 @@ TEST(RobustMeanParametersTest, Theorem2AndLocalFormulas) {
   EXPECT_FALSE(bad.Validate().ok());
 }
 
-TEST(PrivateRobustMeanTest, RecordsOneCalibratedRelease) {
+// The grid of a discrete release of noise scale `nominal` (additive_noise.h):
+// the largest power of two <= nominal, divided by 2^20.
+double Grid(double nominal) { return std::ldexp(1.0, std::ilogb(nominal) - 20); }
+
+// Both means release discrete noise: the central mean lies on the grid g of
+// its calibrated noise scale z * sens, and the ledger records the charged
+// sensitivity sens + (9/8) g with the grid's noise scale (multiplier >= z);
+// the local reports lie on their own grid, so n times the mean does. The
+// continuous noise of an earlier version fails all of this.
+TEST(PrivateRobustMeanTest, RecordsOneDiscreteReleaseOnTheGrid) {
   Eigen::VectorXd x(500);
   for (Eigen::Index i = 0; i < x.size(); ++i) x(i) = std::sin(0.37 * i) * 3.0;
   const PrivateMeanOptions o = Options();
   Generator gen = Generator::FromSeed(7);
   const PrivateMeanResult r = *PrivateRobustMean(x, o, gen);
   ASSERT_EQ(r.ledger.size(), 1u);
+  const Release& central = r.ledger.releases()[0];
   const double sens = 4.0 * std::sqrt(2.0) / 3.0 * r.parameters.scale / 500.0;
-  EXPECT_NEAR(r.ledger.releases()[0].sensitivity, sens, 1e-15);
-  const double z = *CalibrateAnalyticGaussian(0.5, 1e-5);
-  EXPECT_NEAR(r.noise_stddev, z * sens, 1e-12);
+  // Discrete noise is calibrated through its Renyi curve (docs/accounting.md,
+  // "Discrete noise"), and charged as additive_noise.h, "What is computed",
+  // says: 2^-19 relative, the exact sums' quantum 2^-52, and 5/4 g.
+  const double z = *CalibrateSingleGaussian(0.5, 1e-5, NoiseSampling::kDiscrete);
+  EXPECT_GT(z, *CalibrateAnalyticGaussian(0.5, 1e-5));
+  const double g = Grid(z * sens);
+  EXPECT_GT(central.sensitivity, sens);
+  EXPECT_NEAR(central.sensitivity,
+              sens * (1 + std::exp2(-19.0)) + std::exp2(-52.0) + 1.25 * g, 1e-15);
+  EXPECT_GE(central.NoiseMultiplier(), z);
+  EXPECT_NEAR(central.NoiseMultiplier() / z, 1.0, 1e-5);
+  EXPECT_EQ(r.noise_stddev, central.noise_scale);
+  EXPECT_EQ(r.mean / g, std::round(r.mean / g)) << "the released mean is off the grid";
   EXPECT_LE(r.epsilon, 0.5 * (1 + 1e-9));
   EXPECT_GT(r.epsilon, 0.49);
-  EXPECT_TRUE(std::isfinite(r.mean));
 
   Generator gen2 = Generator::FromSeed(7);
   const PrivateMeanResult local = *LocalPrivateRobustMean(x, o, gen2);
-  EXPECT_NEAR(local.ledger.releases()[0].sensitivity,
-              4.0 * std::sqrt(2.0) / 3.0 * local.parameters.scale, 1e-14);
-  EXPECT_NEAR(local.noise_stddev, z * local.ledger.releases()[0].sensitivity, 1e-12);
+  ASSERT_EQ(local.ledger.size(), 1u);
+  const Release& report = local.ledger.releases()[0];
+  const double local_sens = 4.0 * std::sqrt(2.0) / 3.0 * local.parameters.scale;
+  const double local_g = Grid(z * local_sens);
+  EXPECT_NEAR(report.sensitivity, local_sens * (1 + std::exp2(-19.0)) + 1.25 * local_g, 1e-13);
+  EXPECT_GT(report.sensitivity, local_sens);
+  EXPECT_GE(report.NoiseMultiplier(), z);
+  EXPECT_EQ(local.noise_stddev, report.noise_scale);
+  const double units = local.mean * 500.0 / local_g;  // The sum of the reports, in grid units.
+  EXPECT_NEAR(units, std::round(units), 1e-6) << "the reports are off the grid";
+  EXPECT_LE(local.epsilon, 0.5 * (1 + 1e-9));
+
   Eigen::VectorXd with_nan = x;
   with_nan(3) = kNaN;
   EXPECT_FALSE(PrivateRobustMean(with_nan, o, gen).ok());

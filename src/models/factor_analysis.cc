@@ -87,9 +87,11 @@ Status EmStep(const Eigen::MatrixXd& s, double floor, FaParameters& p) {
   return OkStatus();
 }
 
-// Rotates W to orthogonal columns of decreasing norm with positive sums.
+// Rotates W to orthogonal columns of decreasing norm with positive sums (W
+// unchanged if the L x L eigen-solver fails: any rotation is the same model).
 void Canonicalise(FaParameters& p) {
   const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(p.loadings.transpose() * p.loadings);
+  if (eig.info() != Eigen::Success) return;
   Eigen::MatrixXd rotated = p.loadings * eig.eigenvectors().rowwise().reverse();
   for (Eigen::Index j = 0; j < rotated.cols(); ++j) {
     if (rotated.col(j).sum() < 0) rotated.col(j) *= -1.0;
@@ -198,7 +200,13 @@ StatusOr<FaParameters> FitFaWithEigenpairs(const Eigen::MatrixXd& s, const Eigen
   }
   FaParameters p = InitialParameters(s, top, o);
   for (int it = 1; it <= o.iterations; ++it) {
-    DPEM_RETURN_IF_ERROR(EmStep(s, o.variance_floor, p));
+    // EM is post-processing of S (a release, for a private fit): a step that
+    // fails or leaves the parameters non-finite (an ill-conditioned noisy S,
+    // a tiny floor) ends EM with the last valid parameters instead of
+    // failing the fit.
+    FaParameters next = p;
+    if (!EmStep(s, o.variance_floor, next).ok() || !ValidateFaParameters(next).ok()) break;
+    p = std::move(next);
     if (o.progress) {
       DPEM_ASSIGN_OR_RETURN(const double ll, FaSecondMomentLogLikelihood(p, s));
       o.progress(it, ll);

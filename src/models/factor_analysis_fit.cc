@@ -36,38 +36,69 @@ StatusOr<Eigen::MatrixXd> ReleaseAndCertify(const RowSource& unit, const FaFitOp
   return t;
 }
 
-// sum_i u_i u_i^T (d x d), by symmetric rank updates per block on the
-// engine's threads (merged in thread order), and the largest squared row norm.
-struct SecondMoment {
-  Eigen::MatrixXd sum;
-  double largest_squared_norm = 0.0;
-};
+// The radius a row the pass computes a norm above is scaled to, and the
+// largest computed squared norm left alone: both 1 - 1e-12, as in the framed
+// GMM pass (gmm_framed_estep.cc). The computed norm's relative error, below
+// (d + 2) 2^-53, and the scaling's 2^-52 stay far inside that margin (for d up
+// to about 4000), so every row accumulated has norm at most 1.
+constexpr double kShrunkRadius = 1.0 - 1e-12;
+constexpr double kInsideSquared = kShrunkRadius * kShrunkRadius;
 
-// Each block's rank update starts from zero and is summed exactly
-// (engine/exact_sum.h); the strict upper triangle stays zero until the end.
-StatusOr<SecondMoment> SecondMomentSum(const RowSource& unit, const Engine& engine) {
+// Adds sum_i u_i u_i^T of `block` to the lower triangle of `sum`. Re-projects
+// instead of refusing: a row whose squared norm, as computed here, exceeds
+// kInsideSquared (the domain map's rounding, or a caller's row outside the
+// ball) is scaled to norm kShrunkRadius, and a row whose norm is not finite
+// contributes 0 (any vector in the ball keeps the sensitivity). Nothing
+// depends on the data but the rows' own contributions.
+void AddSecondMoment(const RowBlock& block, Eigen::MatrixXd& sum, DataMatrix& projected) {
+  const Eigen::VectorXd squared = block.rowwise().squaredNorm();
+  if ((squared.array() <= kInsideSquared).all()) {
+    sum.selfadjointView<Eigen::Lower>().rankUpdate(block.transpose());
+    return;
+  }
+  projected = block;
+  for (Eigen::Index i = 0; i < projected.rows(); ++i) {
+    const double n = squared(i);
+    if (n <= kInsideSquared) continue;
+    if (std::isfinite(n)) {
+      projected.row(i) *= kShrunkRadius / std::sqrt(n);
+    } else {
+      projected.row(i).setZero();
+    }
+  }
+  sum.selfadjointView<Eigen::Lower>().rankUpdate(projected.transpose());
+}
+
+// sum_i u_i u_i^T (d x d), rows re-projected as AddSecondMoment says: each
+// block's rank update starts from zero and is summed exactly
+// (engine/exact_sum.h), so the sum is the same for any thread count and
+// neighbours' sums differ by one block's partial; the strict upper triangle
+// stays zero until the end.
+StatusOr<Eigen::MatrixXd> SecondMomentSum(const RowSource& unit, const Engine& engine) {
   const Eigen::Index d = unit.cols();
-  std::vector<SecondMoment> parts(static_cast<size_t>(engine.threads()),
-                                  SecondMoment{Eigen::MatrixXd::Zero(d, d), 0.0});
-  std::vector<internal::ExactSum> exact(parts.size(), internal::ExactSum(d * d));
-  const auto released = [](SecondMoment& p) {
-    return std::vector<internal::StatisticArray>{{p.sum.data(), p.sum.size()}};
+  struct Worker {
+    Eigen::MatrixXd sum;
+    DataMatrix projected;
+    internal::ExactSum exact;
+  };
+  std::vector<Worker> parts(static_cast<size_t>(engine.threads()),
+                            Worker{Eigen::MatrixXd::Zero(d, d), DataMatrix(),
+                                   internal::ExactSum(d * d)});
+  const auto released = [](Eigen::MatrixXd& m) {
+    return std::vector<internal::StatisticArray>{{m.data(), m.size()}};
   };
   DPEM_RETURN_IF_ERROR(engine.ForEachBlock(
       unit, d, [&](int thread, const RowBlock& block, Eigen::Index) {
-        SecondMoment& p = parts[static_cast<size_t>(thread)];
-        p.sum.selfadjointView<Eigen::Lower>().rankUpdate(block.transpose());
-        exact[static_cast<size_t>(thread)].FoldAndZero(released(p));
-        p.largest_squared_norm =
-            std::max(p.largest_squared_norm, block.rowwise().squaredNorm().maxCoeff());
+        Worker& w = parts[static_cast<size_t>(thread)];
+        AddSecondMoment(block, w.sum, w.projected);
+        w.exact.FoldAndZero(released(w.sum));
         return OkStatus();
       }));
-  SecondMoment total = std::move(parts[0]);
-  for (size_t t = 1; t < parts.size(); ++t) {
-    total.largest_squared_norm = std::max(total.largest_squared_norm, parts[t].largest_squared_norm);
-  }
+  std::vector<internal::ExactSum> exact;
+  for (Worker& w : parts) exact.push_back(std::move(w.exact));
+  Eigen::MatrixXd total = std::move(parts[0].sum);
   internal::MergeExactSums(exact).WriteTo(released(total));
-  total.sum.triangularView<Eigen::StrictlyUpper>() = total.sum.transpose();
+  total.triangularView<Eigen::StrictlyUpper>() = total.transpose();
   return total;
 }
 
@@ -94,7 +125,8 @@ StatusOr<Eigen::MatrixXd> ReleaseFaSecondMoment(const DataMatrix& unit, double e
                                                 double delta, Generator& gen,
                                                 PrivacyLedger& ledger) {
   if (unit.rows() == 0 || unit.cols() == 0 || !unit.allFinite()) {
-    return InvalidArgumentError("the released records must be finite and in the unit ball");
+    return InvalidArgumentError("the released records must be finite (and are re-projected "
+                                "into the unit ball)");
   }
   DPEM_ASSIGN_OR_RETURN(const MatrixRowSource source, MatrixRowSource::Borrow(unit));
   DPEM_ASSIGN_OR_RETURN(const Engine engine, Engine::Create({1, 0}));
@@ -107,20 +139,15 @@ StatusOr<Eigen::MatrixXd> ReleaseFaSecondMoment(const RowSource& unit, double ep
   if (!(epsilon > 0.0 && std::isfinite(epsilon)) || !(delta > 0.0 && delta < 1.0)) {
     return InvalidArgumentError("the release needs finite epsilon > 0 and delta in (0, 1)");
   }
-  if (unit.rows() == 0 || unit.cols() == 0) {
-    return InvalidArgumentError("the released records must be finite and in the unit ball");
-  }
+  if (unit.rows() == 0 || unit.cols() == 0) return InvalidArgumentError("no records to release");
   const NoiseSpec spec_sampling;  // The default sampling: discrete.
   DPEM_ASSIGN_OR_RETURN(const double z,
                         CalibrateSingleGaussian(epsilon, delta, spec_sampling.sampling));
   const NoiseSpec spec{MechanismKind::kGaussian, kFaSecondMomentSensitivity, z,
                        "second moment sum_i u_i u_i^T", spec_sampling.sampling};
-  DPEM_ASSIGN_OR_RETURN(SecondMoment t, SecondMomentSum(unit, engine));
-  if (!(t.largest_squared_norm <= 1.0)) {  // Checked before anything is drawn.
-    return InvalidArgumentError("the released records must be finite and in the unit ball");
-  }
-  DPEM_RETURN_IF_ERROR(ReleaseSymmetric(t.sum, spec, gen, ledger));
-  return std::move(t.sum);
+  DPEM_ASSIGN_OR_RETURN(Eigen::MatrixXd t, SecondMomentSum(unit, engine));
+  DPEM_RETURN_IF_ERROR(ReleaseSymmetric(t, spec, gen, ledger));
+  return t;
 }
 
 Status FaFitOptions::Validate() const {
@@ -174,8 +201,8 @@ StatusOr<FaFit> FitFactorAnalysis(const RowSource& x, const FaFitOptions& option
                           internal::FloorEigenvalues(t / n, options.eigenvalue_floor, &eig));
     DPEM_ASSIGN_OR_RETURN(unit_params, internal::FitFaWithEigenpairs(s, eig, options.em));
   } else {
-    DPEM_ASSIGN_OR_RETURN(const SecondMoment t, SecondMomentSum(unit, engine));
-    DPEM_ASSIGN_OR_RETURN(unit_params, FitFaToSecondMoment(t.sum / n, options.em));
+    DPEM_ASSIGN_OR_RETURN(const Eigen::MatrixXd t, SecondMomentSum(unit, engine));
+    DPEM_ASSIGN_OR_RETURN(unit_params, FitFaToSecondMoment(t / n, options.em));
   }
   fit.parameters = ToOriginalUnits(unit_params, fit.domain);
   fit.n = x.rows();

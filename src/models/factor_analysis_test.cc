@@ -306,10 +306,24 @@ TEST(FaFitTest, RejectsBadInput) {
   o.domain.center = Eigen::VectorXd::Zero(3);
   EXPECT_EQ(FitFactorAnalysis(x, o, gen).status().code(), StatusCode::kInvalidArgument);
   PrivacyLedger ledger;
-  EXPECT_EQ(ReleaseFaSecondMoment(DataMatrix::Constant(2, 2, 1.0), 1.0, 1e-5, gen, ledger)
-                .status().code(),
+  EXPECT_EQ(ReleaseFaSecondMoment(bad, 1.0, 1e-5, gen, ledger).status().code(),
             StatusCode::kInvalidArgument);
   EXPECT_TRUE(ledger.empty());
+}
+
+// Rows outside the unit ball are re-projected, never refused (the release
+// must not fail on the data): two rows (1, 1) of norm sqrt(2) contribute as
+// (1, 1) / sqrt(2) each, so with little noise (epsilon 1e4) T is close to the
+// all-ones matrix, not to the unprojected 2 (1 1; 1 1).
+TEST(FaReleaseTest, RowsOutsideTheBallAreReprojected) {
+  Generator gen = Generator::FromSeed(13);
+  PrivacyLedger ledger;
+  const StatusOr<Eigen::MatrixXd> t =
+      ReleaseFaSecondMoment(DataMatrix::Constant(2, 2, 1.0), 1e4, 1e-5, gen, ledger);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(ledger.size(), 1u);
+  EXPECT_LT((*t - Eigen::MatrixXd::Ones(2, 2)).cwiseAbs().maxCoeff(), 0.05)
+      << "noise scale " << ledger.releases()[0].noise_scale;
 }
 
 }  // namespace

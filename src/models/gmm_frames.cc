@@ -35,22 +35,20 @@ StatusOr<std::vector<ComponentFrame>> ChooseFrames(const GmmParameters& params, 
   for (Eigen::Index k = 0; k < params.components(); ++k) {
     const Eigen::MatrixXd& cov = params.covariances[k];
     Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(cov, Eigen::EigenvaluesOnly);
-    if (eig.info() != Eigen::Success) {
-      return NumericalError("eigen-decomposition of covariance " + std::to_string(k) +
-                            " failed");
-    }
+    if (eig.info() != Eigen::Success) continue;  // Global frame (see the header).
     const double lo = eig.eigenvalues().minCoeff();
     const double hi = eig.eigenvalues().maxCoeff();
     if (!(lo > 0.0) || !(radius * radius * hi < 1.0)) continue;  // Global frame.
     Eigen::LLT<Eigen::MatrixXd> llt(cov);
-    if (llt.info() != Eigen::Success) {
-      return NumericalError("Cholesky factorisation of covariance " + std::to_string(k) +
-                            " failed");
-    }
+    if (llt.info() != Eigen::Success) continue;
+    const Eigen::MatrixXd scale = radius * Eigen::MatrixXd(llt.matrixL());
+    const Eigen::MatrixXd inverse =
+        scale.triangularView<Eigen::Lower>().solve(Eigen::MatrixXd::Identity(d, d));
+    if (!(scale.diagonal().array() > 0.0).all() || !inverse.allFinite()) continue;
     ComponentFrame& f = frames[static_cast<size_t>(k)];
     f.local = true;
     f.origin = params.means.row(k).transpose();
-    f.scale = radius * Eigen::MatrixXd(llt.matrixL());
+    f.scale = scale;
     f.radius = radius;
   }
   return frames;
@@ -123,11 +121,12 @@ Status FloorInFrames(GmmParameters& params, const std::vector<ComponentFrame>& f
     // S^{-1} Sigma S^{-T}, by two triangular solves.
     const Eigen::MatrixXd half = lower.solve(cov);
     const Eigen::MatrixXd in_frame = lower.solve(half.transpose());
+    if (!in_frame.allFinite()) continue;
     DPEM_ASSIGN_OR_RETURN(const Eigen::MatrixXd floored,
                           ClampEigenvalues(0.5 * (in_frame + in_frame.transpose()), floors(k),
                                            std::numeric_limits<double>::infinity()));
     const Eigen::MatrixXd back = f.scale * floored * f.scale.transpose();
-    cov = 0.5 * (back + back.transpose());
+    if (back.allFinite()) cov = 0.5 * (back + back.transpose());
   }
   return OkStatus();
 }

@@ -59,8 +59,11 @@ StackedFrames StackFrames(const std::vector<ComponentFrame>& frames);
 // local frame of radius `radius` (rho > 0) for every component whose
 // Mahalanobis ball is smaller than the unit ball (rho^2 lambda_max(Sigma_k)
 // < 1); the global frame for the others. With
-// radius = +infinity every frame is global. NumericalError if an
-// eigen-decomposition or Cholesky factorisation fails.
+// radius = +infinity every frame is global. A component whose
+// eigen-decomposition or Cholesky factorisation fails, or whose frame's
+// inverse scale overflows, keeps the global frame (always valid: the frames
+// are chosen from released values, and the choice must never fail the fit).
+// InvalidArgument only for radius <= 0.
 StatusOr<std::vector<ComponentFrame>> ChooseFrames(const GmmParameters& params, double radius);
 
 // The default radius for d dimensions: sqrt(d) + 2. The Mahalanobis norm of a
@@ -95,8 +98,9 @@ GmmStatistics FramedToGlobal(const GmmStatistics& framed,
                              const std::vector<ComponentFrame>& frames);
 
 // Raises the eigenvalues of Sigma_k seen in frame k (S^{-1} Sigma_k S^{-T})
-// to floors(k), for local frames; global frames are left alone.
-// NumericalError if an eigen-decomposition fails.
+// to floors(k), for local frames; global frames are left alone, and so is a
+// component whose matrix in its frame is not finite (a tiny public radius;
+// the global floor of the caller still applies). Never fails.
 Status FloorInFrames(GmmParameters& params, const std::vector<ComponentFrame>& frames,
                      const Eigen::VectorXd& floors);
 

@@ -46,7 +46,8 @@
 // Then floor is added to every diagonal (scikit-learn's reg_covar), and any
 // eigenvalue still below floor (noisy statistics need not be PSD) is raised to
 // floor. Noisy counts: weights are clamped at 0 and renormalised; a component
-// with N < min_count keeps its previous mean and covariance.
+// with N < min_count, or whose update is not finite (overflowing noisy
+// statistics), keeps its previous mean and covariance.
 #include <Eigen/Cholesky>
 #include <Eigen/Eigenvalues>
 #include <cmath>
@@ -166,8 +167,10 @@ Eigen::MatrixXd ImposeStructure(const Eigen::MatrixXd& m, CovarianceType type) {
 // at the top for the formulas. Both MLE and MAP covariances are
 //   (prior scale + S - s s^T / mean_denominator) / cov_denominator,
 // with prior scale 0, mean_denominator = cov_denominator = N for the MLE and
-// S0, N + kappa0, nu0 + N + d + 2 for the MAP.
-Status ComponentUpdate(const GmmStatistics& stats, Eigen::Index k,
+// S0, N + kappa0, nu0 + N + d + 2 for the MAP. False if the result is not
+// finite or (full) not numerically positive definite: the caller then keeps
+// the previous component.
+bool ComponentUpdate(const GmmStatistics& stats, Eigen::Index k,
                        const MStepOptions& options, Eigen::RowVectorXd* mean,
                        Eigen::MatrixXd* cov) {
   const bool map = options.estimator == Estimator::kMap;
@@ -182,15 +185,13 @@ Status ComponentUpdate(const GmmStatistics& stats, Eigen::Index k,
   if (map) scatter += options.prior.s0;
   *cov = ImposeStructure(scatter, stats.type) / cov_denominator;
   cov->diagonal().array() += options.covariance_floor;
-  if (!mean->allFinite() || !cov->allFinite()) {
-    return NumericalError("M-step of component " + std::to_string(k) +
-                          " gave a non-finite value");
-  }
+  if (!mean->allFinite() || !cov->allFinite()) return false;
   if (stats.type == CovarianceType::kFull) {
-    return ProjectEigenvaluesUp(options.covariance_floor, cov);
+    return ProjectEigenvaluesUp(options.covariance_floor, cov).ok() &&
+           Eigen::LLT<Eigen::MatrixXd>(*cov).info() == Eigen::Success;
   }
   cov->diagonal() = cov->diagonal().cwiseMax(options.covariance_floor);
-  return OkStatus();
+  return true;
 }
 
 }  // namespace
@@ -242,7 +243,9 @@ StatusOr<GmmParameters> MStep(const GmmStatistics& stats,
     if (!(stats.counts(k) >= options.min_count)) continue;  // Mass loss.
     Eigen::RowVectorXd mean;
     Eigen::MatrixXd cov;
-    DPEM_RETURN_IF_ERROR(ComponentUpdate(stats, k, options, &mean, &cov));
+    // Overflowing (noisy) statistics: keep the previous component, as for
+    // mass loss (a repair of released values, never an error).
+    if (!ComponentUpdate(stats, k, options, &mean, &cov)) continue;
     next.means.row(k) = mean;
     next.covariances[k] = std::move(cov);
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -195,6 +196,14 @@ Status Reaccount(const GradientEmOptions& o, const NoisePlan& plan, GradientEmGu
   return OkStatus();
 }
 
+// A private update is post-processing of released values: one that overflows
+// (a huge public step) is projected onto the finite doubles, the box
+// [-DBL_MAX, DBL_MAX]^d, so the next pass never refuses beta.
+void ProjectOntoFinite(Eigen::VectorXd& beta) {
+  const double largest = std::numeric_limits<double>::max();
+  beta = beta.cwiseMax(-largest).cwiseMin(largest);
+}
+
 GradientEmGuarantee NewGuarantee(const GradientEmOptions& o, const NoisePlan& plan) {
   GradientEmGuarantee g;
   g.is_private = o.IsPrivate();
@@ -308,6 +317,7 @@ StatusOr<GradientEmFit> FitGradientEm(const GradientEmData& data,
     } else {
       beta += options.step * stat;  // Algorithms 1 and 2: the gradient step.
     }
+    if (options.IsPrivate()) ProjectOntoFinite(beta);
     fit.trajectory.push_back(beta);
   }
   if (options.IsPrivate()) {

@@ -10,6 +10,7 @@
 #include "dpem/models/kmeans.h"
 #include "dpem/random/samplers.h"
 #include "internal/guarantee.h"
+#include "internal/linear_algebra.h"
 
 namespace dpem {
 namespace {
@@ -124,13 +125,14 @@ Status Privatize(KmeansStatistics& s, const KmeansPlan& plan, int it, Generator&
 
 // Post-processing: mu_k = S~_k / n~_k projected onto the unit ball (every
 // record lies in it, so every true centroid does), or the previous centre if
-// n~_k < threshold (the empty-cluster rule of KmeansFitOptions).
+// n~_k < threshold (the empty-cluster rule of KmeansFitOptions) or if the
+// quotient overflows (so the next pass never sees a non-finite centre).
 void UpdateCentres(const KmeansStatistics& s, double threshold, Eigen::MatrixXd& centres) {
   for (Eigen::Index c = 0; c < centres.rows(); ++c) {
     if (!(s.counts(c) >= threshold)) continue;
     Eigen::RowVectorXd mu = s.sums.row(c) / s.counts(c);
-    const double norm = mu.norm();
-    if (norm > 1.0) mu /= norm;
+    if (!mu.allFinite()) continue;
+    internal::ProjectOntoUnitBall(mu);
     centres.row(c) = mu;
   }
 }

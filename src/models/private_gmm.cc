@@ -1,6 +1,8 @@
 // DP-EM for Gaussian mixtures: see dpem/models/private_gmm.h.
 #include "dpem/models/private_gmm.h"
 
+#include <Eigen/Cholesky>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -204,21 +206,24 @@ Status ApplyUnsafeMechanisms(GmmParameters& p, const GmmStatistics& noisy, doubl
 // record lies in the unit ball, so a mixture fitted to them has its means in
 // the ball and no variance above 1. Noisy statistics can break both; project
 // the means onto the ball and the covariances' eigenvalues into
-// [floor, kMaxUnitBallVariance].
+// [floor, kMaxUnitBallVariance]. A full covariance reassembled from clamped
+// eigenvalues that still fails its Cholesky factorisation (rounding) is
+// replaced by its clamped diagonal, so that the next E-step never refuses the
+// parameters (a repair of released values, never an error).
 constexpr double kMaxUnitBallVariance = 1.0;
 
 Status ProjectToDomain(GmmParameters& p, const Eigen::VectorXd& floors) {
   for (Eigen::Index c = 0; c < p.components(); ++c) {
     const double floor = floors(c);
-    const double norm = p.means.row(c).norm();
-    if (norm > 1.0) p.means.row(c) /= norm;
+    internal::ProjectOntoUnitBall(p.means.row(c));
+    Eigen::MatrixXd& cov = p.covariances[c];
     if (p.type == CovarianceType::kFull) {
-      DPEM_ASSIGN_OR_RETURN(p.covariances[c], internal::ClampEigenvalues(
-                                                  p.covariances[c], floor, kMaxUnitBallVariance));
-    } else {  // Diagonal: its eigenvalues are its diagonal entries.
-      p.covariances[c].diagonal() =
-          p.covariances[c].diagonal().cwiseMax(floor).cwiseMin(kMaxUnitBallVariance);
+      DPEM_ASSIGN_OR_RETURN(cov, internal::ClampEigenvalues(cov, floor, kMaxUnitBallVariance));
+      if (Eigen::LLT<Eigen::MatrixXd>(cov).info() == Eigen::Success) continue;
     }
+    // Diagonal and spherical (and the fallback): eigenvalues = diagonal.
+    const Eigen::VectorXd diagonal = cov.diagonal().cwiseMax(floor).cwiseMin(kMaxUnitBallVariance);
+    cov = diagonal.asDiagonal();
   }
   return OkStatus();
 }
@@ -400,8 +405,10 @@ Status GmmFitOptions::Validate() const {
   if (!(epsilon > 0.0)) {
     return InvalidArgumentError("epsilon must be > 0 (or infinity for non-private EM)");
   }
-  if (!(covariance_floor > 0.0 && std::isfinite(covariance_floor))) {
-    return InvalidArgumentError("covariance floor must be finite and > 0");
+  if (!(covariance_floor >= kMinCovarianceFloor && std::isfinite(covariance_floor))) {
+    return InvalidArgumentError(
+        "covariance floor must be finite and >= 1e-10 (kMinCovarianceFloor; below it a far "
+        "record's log-density can overflow)");
   }
   if (!(frame_radius >= 0.0 && std::isfinite(frame_radius))) {
     return InvalidArgumentError("frame radius must be finite and >= 0 (0: the default)");

@@ -122,24 +122,33 @@ StatusOr<RobustMeanParameters> LocalModelParameters(double n, const PrivateMeanO
 struct PrivateMeanResult {
   double mean = 0.0;
   RobustMeanParameters parameters;
-  double noise_stddev = 0.0;  // Of the released mean (central) or of each report (local).
-  PrivacyLedger ledger;       // One Gaussian release.
-  double epsilon = 0.0;       // Certified by the analytic Gaussian profile.
+  // The standard deviation of the noise actually added to the released mean
+  // (central) or to each report (local): the ledger's noise scale.
+  double noise_stddev = 0.0;
+  PrivacyLedger ledger;  // One Gaussian release, as recorded (discrete).
+  double epsilon = 0.0;  // Certified by the analytic Gaussian profile.
   double delta = 0.0;
 };
 
-// The central mechanism (13): x-hat + N(0, sigma^2) with Theorem 2's
-// parameters and sigma calibrated to the sensitivity (4 sqrt 2/3) s/n.
-// Requires x non-empty (N is public) and o.Validate() OK; x may hold any
-// finite or infinite values (NaN is refused).
+// The central mechanism (13) with Theorem 2's parameters and noise calibrated
+// to the sensitivity (4 sqrt 2/3) s/n. The noise is discrete, as every dpem
+// release (additive_noise.h, "Discrete noise"; continuous floating-point
+// noise leaks through its low-order bits, Mironov 2012): the mean is rounded
+// to a grid g fixed by public values and discrete Gaussian noise is added,
+// so the released mean is an integer multiple of g, and the ledger records
+// the charged sensitivity (4 sqrt 2/3) s/n + (9/8) g and the grid's noise
+// scale (a multiplier never below the calibrated one). Requires x non-empty
+// (N is public) and o.Validate() OK; x may hold any finite or infinite values
+// (NaN is refused).
 StatusOr<PrivateMeanResult> PrivateRobustMean(const Eigen::Ref<const Eigen::VectorXd>& x,
                                               const PrivateMeanOptions& o, Generator& gen);
 
-// The local mechanism (38): each record releases psi(x_i) + N(0, sigma^2),
-// sigma calibrated to the per-record sensitivity (4 sqrt 2/3) s, and the
-// server averages. Every record's report is (epsilon, delta)-DP on its own
-// (the ledger holds the one release each record takes part in). Parameters:
-// LocalModelParameters.
+// The local mechanism (38): each record releases psi(x_i) plus discrete
+// Gaussian noise calibrated to the per-record sensitivity (4 sqrt 2/3) s, on
+// one public grid (each report a one-coordinate discrete release, as above),
+// and the server averages. Every record's report is (epsilon, delta)-DP on
+// its own (the ledger holds the one release each record takes part in, with
+// its charged sensitivity and noise scale). Parameters: LocalModelParameters.
 StatusOr<PrivateMeanResult> LocalPrivateRobustMean(const Eigen::Ref<const Eigen::VectorXd>& x,
                                                    const PrivateMeanOptions& o,
                                                    Generator& gen);

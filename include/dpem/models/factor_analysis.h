@@ -110,7 +110,9 @@ struct FaEmOptions {
 // iterations of park2017 Sec. 6:
 //   G = (I + W^T Psi^{-1} W)^{-1},  B = G W^T Psi^{-1},
 //   W <- S B^T (G + B S B^T)^{-1},  Psi <- max(diag(S - W B S), floor).
-// Each iteration costs O(d^2 L). Finally W is rotated to orthogonal columns
+// Each iteration costs O(d^2 L); an iteration that fails numerically (a
+// matrix not positive definite, non-finite parameters) ends EM with the
+// previous parameters instead of an error. Finally W is rotated to orthogonal columns
 // sorted by decreasing norm (W V, V the eigenvectors of W^T W; the model
 // W W^T + Psi is unchanged), each with a positive sum. The returned mean is
 // zero. Requires S symmetric, finite, d x d, and options valid.
@@ -121,14 +123,17 @@ StatusOr<FaParameters> FitFaToSecondMoment(const Eigen::MatrixXd& s, const FaEmO
 // kFaSecondMomentSensitivity and the discrete Gaussian's multiplier for
 // (epsilon, delta) (CalibrateSingleGaussian), recorded in `ledger`. Returns
 // the noisy d x d sum (not divided by N). Requires finite epsilon > 0,
-// 0 < delta < 1, and every row of `unit` of norm <= 1 (as MapToUnitBall
-// guarantees; InvalidArgument otherwise, before anything is drawn).
+// 0 < delta < 1 and finite rows (InvalidArgument otherwise, before anything
+// is drawn). Never refuses the records' values: a row whose norm, as the pass
+// computes it, exceeds 1 - 1e-12 (rounding after MapToUnitBall, or a row
+// outside the ball) is scaled to that norm, and one whose norm overflows
+// contributes 0, so every contribution lies in the unit ball.
 StatusOr<Eigen::MatrixXd> ReleaseFaSecondMoment(const DataMatrix& unit, double epsilon,
                                                 double delta, Generator& gen,
                                                 PrivacyLedger& ledger);
 
 // The same over a row source, summed on the fitting engine's threads (the
-// unit-ball check is made in the same pass).
+// re-projection is made in the same pass).
 StatusOr<Eigen::MatrixXd> ReleaseFaSecondMoment(const RowSource& unit, double epsilon,
                                                 double delta, const Engine& engine,
                                                 Generator& gen, PrivacyLedger& ledger);

@@ -211,8 +211,11 @@ struct MStepOptions {
 // count); it must be finite and > 0. The weights are clamped at 0 and
 // renormalised onto the simplex (noisy counts need not sum to N), so N
 // cancels from the returned weights; if every clamped weight is 0, the
-// previous weights are kept. Formulas: see gmm_mstep.cc. NumericalError if a
-// result is not finite (e.g. overflowing noisy statistics).
+// previous weights are kept. Formulas: see gmm_mstep.cc. A component whose
+// update is not finite (e.g. overflowing noisy statistics) or, for full
+// covariances, not numerically positive definite keeps its previous mean and
+// covariance, as under the mass-loss rule: MStep never fails on the values
+// of valid, finite statistics. InvalidArgument for invalid inputs.
 StatusOr<GmmParameters> MStep(const GmmStatistics& stats,
                               const GmmParameters& previous, double n_total,
                               const MStepOptions& options);

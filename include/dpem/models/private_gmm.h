@@ -70,6 +70,18 @@ inline constexpr double kSecondMomentL2Sensitivity = 1.4142135623730951;  // ful
 inline constexpr double kTraceSensitivity = 1.0;                          // spherical
 // Largest J x K a fit accepts: its ledger holds J (2K + 1) releases.
 inline constexpr long long kMaxIterationsTimesComponents = 1000000;
+// The smallest covariance floor a fit accepts (GmmFitOptions::Validate), in
+// unit-ball units. Every covariance the E-step sees has its eigenvalues in
+// [floor, 1], so for a unit-ball record and a mean in the ball the
+// Mahalanobis distance is at most 4 / floor = 4e10 and the log-determinant
+// at least d log(floor) = -23 d: every log-density stays finite, about 300
+// orders of magnitude from overflow. It also bounds the rounding of the
+// full-covariance E-step (about F 2^-53 / floor in a log-density, F = d(d+1)/2
+// + d + 1: below 1 up to d = 1300) and keeps a covariance reassembled from
+// its clamped eigenvalues numerically positive definite (rounding about
+// d 2^-53 < floor). A subnormal floor let far records' log-densities overflow
+// to -infinity in every component (NaN responsibilities).
+inline constexpr double kMinCovarianceFloor = 1e-10;
 
 // L1 sensitivity of a sum A_k in d dimensions: 2 sqrt(d).
 double SumsL1Sensitivity(Eigen::Index dimension);
@@ -122,7 +134,8 @@ struct GmmFitOptions {
   bool unsafe_paper_mechanisms = false;
 
   // Numerics (unit-ball units). Added to every covariance's diagonal and
-  // used as the eigenvalue floor of noisy covariances.
+  // used as the eigenvalue floor of noisy covariances. Finite and at least
+  // kMinCovarianceFloor (1e-10).
   double covariance_floor = 1e-6;
   // Mass-loss rule: a component whose (noisy) count is below this (> 0) keeps
   // its previous mean and covariance; its weight comes from the count.
