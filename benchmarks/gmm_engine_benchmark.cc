@@ -15,6 +15,7 @@
 #include "dpem/models/gmm.h"
 #include "dpem/random/generator.h"
 #include "dpem/random/samplers.h"
+#include "engine/exact_sum.h"
 #include "models/gmm_frames.h"
 
 namespace dpem {
@@ -116,6 +117,26 @@ BENCHMARK(BM_FramedEStep)
     ->Args({1000000, 2, 5, 2})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+
+// The exact sums of released statistics (engine/exact_sum.h): folding one
+// block partial of m entries into an ExactSum (round to the quantum, add as
+// a 128-bit integer, zero the partial). Argument: m (660: the feature sums of
+// (d, K) = (10, 10), full; 1110: the framed pass's statistics). A pass costs
+// this times its number of blocks (N / rows per block).
+void BM_ExactSumFold(benchmark::State& state) {
+  const Eigen::Index m = state.range(0);
+  internal::ExactSum sum(m);
+  Eigen::VectorXd partial(m);
+  Generator gen = Generator::FromSeed(1);
+  const Eigen::VectorXd values = 300.0 * *SampleGaussianVector(gen, m, 1.0);
+  for (auto _ : state) {
+    partial = values;
+    sum.FoldAndZero({{partial.data(), m}});
+    benchmark::DoNotOptimize(partial.data());
+  }
+  state.SetItemsProcessed(state.iterations() * m);
+}
+BENCHMARK(BM_ExactSumFold)->Arg(660)->Arg(1110)->Unit(benchmark::kMicrosecond);
 
 // The machine's dgemm rate on square n x n products (OpenBLAS, all cores).
 void BM_Dgemm(benchmark::State& state) {

@@ -38,7 +38,7 @@ Status RequireAtLeast(std::string_view flag, long long value, long long minimum)
 void AddThreadsOption(CLI::App* app, int* threads) {
   app->add_option("--threads", *threads,
                   "Worker threads of the fitting engine (default 0: all hardware threads; "
-                  "results depend on the count only through rounding)");
+                  "released statistics are exact sums, the same for any count)");
 }
 
 StatusOr<EngineOptions> EngineFromThreadsFlag(int threads) {

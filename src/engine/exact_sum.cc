@@ -3,16 +3,26 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 
 namespace dpem::internal {
 namespace {
 
-// x / quantum, clamped and rounded to the nearest integer (ties to even).
-// Scaling by a power of two is exact, so the only rounding is the last one.
+constexpr double kLimit = 4503599627370496.0;  // 2^kExactSumMaxBits
+constexpr double kScale = 4503599627370496.0;  // 2^kExactSumFractionBits
+
+// x / quantum, clamped and rounded to the nearest integer (ties to even),
+// without the slow double -> 128-bit conversion: x = a + b with a = round(x)
+// (|a| <= 2^52, so a 64-bit integer) and b = x - a, exact by Sterbenz's lemma
+// (|b| <= 1/2); a 2^52 is an integer, so round(x 2^52) = a 2^52 +
+// round(b 2^52), ties to even as the whole (a 2^52 is even). Scaling by a
+// power of two is exact.
 __int128 ToUnits(double x) {
-  const double limit = std::ldexp(1.0, kExactSumMaxBits);
-  const double clamped = std::isnan(x) ? 0.0 : std::clamp(x, -limit, limit);
-  return static_cast<__int128>(std::nearbyint(std::ldexp(clamped, kExactSumFractionBits)));
+  const double clamped = std::isnan(x) ? 0.0 : std::clamp(x, -kLimit, kLimit);
+  const double a = std::nearbyint(clamped);
+  const double b = clamped - a;
+  const auto whole = static_cast<__int128>(static_cast<std::int64_t>(a)) << kExactSumFractionBits;
+  return whole + static_cast<std::int64_t>(std::llrint(b * kScale));
 }
 
 // The nearest double to units * quantum: the conversion rounds once, the
