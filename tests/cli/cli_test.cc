@@ -63,6 +63,26 @@ TEST(CliTest, LaplaceLinearIsJOverZ) {
   EXPECT_NEAR(nlohmann::json::parse(r.out).at("epsilon").get<double>(), 2.0, 1e-9);
 }
 
+// Discrete noise (the default of --noise, as every fit releases) is taken at
+// its Renyi curve by the (eps, delta)-composition accountants, continuous
+// noise at the exact analytic profile; the Renyi accountants agree.
+TEST(CliTest, AccountTakesDiscreteGaussiansAtTheirRenyiCurve) {
+  const auto epsilon = [](const std::string& flags) {
+    const RunResult r = RunDpem(std::string(kAccount) + "--noise-multiplier 4 --json " + flags);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out).at("epsilon").get<double>();
+  };
+  for (const char* acc : {"linear", "advanced", "kov"}) {
+    const std::string a = std::string("--accountant ") + acc;
+    EXPECT_EQ(epsilon(a), epsilon(a + " --noise discrete")) << acc;
+    EXPECT_GT(epsilon(a), epsilon(a + " --noise continuous")) << acc;
+  }
+  EXPECT_EQ(epsilon("--accountant rdp"), epsilon("--accountant rdp --noise continuous"));
+  const RunResult bad = RunDpem(std::string(kAccount) + "--noise-multiplier 4 --noise fuzzy");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--noise"), std::string::npos) << bad.err;
+}
+
 TEST(CliTest, CalibrateReaccountsWithinTarget) {
   const RunResult r = RunDpem(std::string(kCalibrate) + "--epsilon 1 --scenario GGG --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
