@@ -216,11 +216,7 @@ TEST(FaFitTest, ASeededGeneratorVoidsAPrivateFitOnly) {
   Generator seeded_gen = Generator::FromSeed(16);
   StatusOr<FaFit> seeded = FitFactorAnalysis(x, PrivateOptions(), seeded_gen);
   ASSERT_TRUE(seeded.ok()) << seeded.status().ToString();
-  EXPECT_TRUE(seeded->guarantee.is_private);
-  EXPECT_TRUE(seeded->guarantee.guarantee_void);
-  ASSERT_EQ(seeded->guarantee.void_reasons.size(), 1u);
-  EXPECT_TRUE(test_support::IsSeededGeneratorReason(seeded->guarantee.void_reasons[0]))
-      << seeded->guarantee.void_reasons[0];
+  EXPECT_TRUE(test_support::IsVoidedOnlyBySeed(seeded->guarantee));
   EXPECT_EQ(seeded->seed, std::optional<std::uint64_t>(16));
   StatusOr<Generator> os = Generator::FromOsEntropy();
   ASSERT_TRUE(os.ok());

@@ -253,11 +253,7 @@ TEST(FitKmeansTest, ASeededGeneratorVoidsAPrivateFitOnly) {
     Generator seeded_gen = Generator::FromSeed(7);
     const StatusOr<KmeansFit> seeded = FitKmeans(x, Options(m, 1.0), seeded_gen);
     ASSERT_TRUE(seeded.ok()) << name << ": " << seeded.status().ToString();
-    EXPECT_TRUE(seeded->guarantee.is_private) << name;
-    EXPECT_TRUE(seeded->guarantee.guarantee_void) << name;
-    ASSERT_EQ(seeded->guarantee.void_reasons.size(), 1u) << name;
-    EXPECT_TRUE(test_support::IsSeededGeneratorReason(seeded->guarantee.void_reasons[0]))
-        << seeded->guarantee.void_reasons[0];
+    EXPECT_TRUE(test_support::IsVoidedOnlyBySeed(seeded->guarantee)) << name;
     EXPECT_EQ(seeded->seed, std::optional<std::uint64_t>(7)) << name;
     StatusOr<Generator> os = Generator::FromOsEntropy();
     ASSERT_TRUE(os.ok());

@@ -4,6 +4,8 @@
 #ifndef DPEM_TESTING_VOID_REASONS_H_
 #define DPEM_TESTING_VOID_REASONS_H_
 
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
 
@@ -34,6 +36,18 @@ inline int CountSeededGeneratorReasons(const std::vector<std::string>& reasons) 
   int count = 0;
   for (const std::string& r : reasons) count += IsSeededGeneratorReason(r);
   return count;
+}
+
+// Success if `g` (any model's guarantee: is_private, guarantee_void,
+// void_reasons) is a private guarantee voided by a seeded generator alone.
+template <typename Guarantee>
+::testing::AssertionResult IsVoidedOnlyBySeed(const Guarantee& g) {
+  if (!g.is_private) return ::testing::AssertionFailure() << "not a private guarantee";
+  if (!g.guarantee_void) return ::testing::AssertionFailure() << "the guarantee is not void";
+  if (g.void_reasons.size() != 1 || !IsSeededGeneratorReason(g.void_reasons[0])) {
+    return ::testing::AssertionFailure() << "void reasons other than the seed's";
+  }
+  return ::testing::AssertionSuccess();
 }
 
 }  // namespace dpem::test_support
