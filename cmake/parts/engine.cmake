@@ -2,6 +2,9 @@
 # reads; the library sources are listed in CMakeLists.txt.
 if(DPEM_BUILD_TESTS)
   dpem_add_test(engine_test SOURCES src/engine/engine_test.cc)
+  if(OpenMP_CXX_FOUND)  # The test limits OpenMP's team size.
+    target_link_libraries(engine_test PRIVATE OpenMP::OpenMP_CXX)
+  endif()
   dpem_add_test(exact_sum_test SOURCES src/engine/exact_sum_test.cc)
   dpem_add_test(row_source_test SOURCES src/data/row_source_test.cc)
 endif()

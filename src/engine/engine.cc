@@ -54,13 +54,17 @@ Status Engine::ForEachBlock(const RowSource& source, Eigen::Index row_doubles,
 #pragma omp parallel num_threads(threads)
   {
 #ifdef _OPENMP
+    // OpenMP may give fewer threads than asked (OMP_THREAD_LIMIT,
+    // OMP_DYNAMIC): partition among those that run, or blocks are lost.
     const int t = omp_get_thread_num();
+    const Eigen::Index team = omp_get_num_threads();
 #else
     const int t = 0;
+    const Eigen::Index team = 1;
 #endif
     DataMatrix scratch;
-    const Eigen::Index begin = blocks * t / threads;
-    const Eigen::Index end = blocks * (t + 1) / threads;
+    const Eigen::Index begin = blocks * t / team;
+    const Eigen::Index end = blocks * (t + 1) / team;
     for (Eigen::Index b = begin; b < end && !failed.load(std::memory_order_relaxed); ++b) {
       const Eigen::Index start = b * rows;
       const Eigen::Index count = std::min(rows, n - start);

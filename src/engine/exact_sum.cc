@@ -25,19 +25,43 @@ __int128 ToUnits(double x) {
   return whole + static_cast<std::int64_t>(std::llrint(b * kScale));
 }
 
-// The nearest double to units * quantum: the conversion rounds once, the
-// scaling is exact (the result is far from the subnormal range or zero).
-double FromUnits(__int128 units) {
-  return std::ldexp(static_cast<double>(units), -kExactSumFractionBits);
+constexpr __int128 kOne = 1;
+
+// The nearest double to units * quantum, the units clamped to
+// +-2^kExactSumTotalBits: the conversion rounds once, the scaling is exact
+// (the result is far from the subnormal range or zero).
+double FromUnits(__int128 hi, __int128 lo) {
+  const __int128 limit = kOne << kExactSumTotalBits;
+  const __int128 hi_limit = kOne << (kExactSumTotalBits - kExactSumCarryBits);
+  __int128 total = 0;
+  if (hi >= hi_limit) {
+    total = limit;
+  } else if (hi <= -hi_limit) {
+    total = -limit;
+  } else {  // |hi 2^96| < 2^126 and |lo| < 2^96: no overflow.
+    total = std::clamp(hi * (kOne << kExactSumCarryBits) + lo, -limit, limit);
+  }
+  return std::ldexp(static_cast<double>(total), -kExactSumFractionBits);
 }
 
 }  // namespace
+
+// Both parts below 2^127 in magnitude before the carry: |lo| < 2^96 and the
+// addend < 2^105 (a fold) or 2^96 (a merged lo). The carry is the floor of
+// lo / 2^96 (arithmetic shift), so lo returns to [0, 2^96); hi moves by at
+// most 2^9 + 1 per call and cannot overflow in any feasible number of calls.
+void ExactSum::Units::Add(__int128 hi_part, __int128 lo_part) {
+  lo += lo_part;
+  const __int128 carry = lo >> kExactSumCarryBits;
+  lo -= carry * (kOne << kExactSumCarryBits);
+  hi += hi_part + carry;
+}
 
 void ExactSum::FoldAndZero(const std::vector<StatisticArray>& arrays) {
   size_t i = 0;
   for (const StatisticArray& a : arrays) {
     for (Eigen::Index j = 0; j < a.second && i < units_.size(); ++j, ++i) {
-      units_[i] += ToUnits(a.first[j]);
+      units_[i].Add(0, ToUnits(a.first[j]));
       a.first[j] = 0.0;
     }
   }
@@ -45,14 +69,14 @@ void ExactSum::FoldAndZero(const std::vector<StatisticArray>& arrays) {
 
 void ExactSum::Add(const ExactSum& other) {
   const size_t n = std::min(units_.size(), other.units_.size());
-  for (size_t i = 0; i < n; ++i) units_[i] += other.units_[i];
+  for (size_t i = 0; i < n; ++i) units_[i].Add(other.units_[i].hi, other.units_[i].lo);
 }
 
 void ExactSum::WriteTo(const std::vector<StatisticArray>& arrays) const {
   size_t i = 0;
   for (const StatisticArray& a : arrays) {
     for (Eigen::Index j = 0; j < a.second && i < units_.size(); ++j, ++i) {
-      a.first[j] = FromUnits(units_[i]);
+      a.first[j] = FromUnits(units_[i].hi, units_[i].lo);
     }
   }
 }

@@ -31,9 +31,15 @@ namespace dpem::internal {
 inline constexpr int kExactSumFractionBits = 52;
 // Block partial entries are clamped to +-2^kExactSumMaxBits (4.5e15) before
 // rounding: a contraction, which cannot raise a sensitivity, and never
-// reached by sums of at most 2^16 bounded records. Each block then adds at
-// most 2^104 units, so up to 2^22 blocks stay inside a 128-bit integer.
+// reached by sums of at most 2^16 records in the unit ball. Each block then
+// adds at most 2^104 units. Every entry is kept as two 128-bit words,
+// hi 2^kExactSumCarryBits + lo with |lo| < 2^kExactSumCarryBits after each
+// fold, so no number of blocks can overflow it; a total beyond
+// +-2^kExactSumTotalBits units is clamped when it is written (a contraction
+// of the total: neighbours' totals still differ by at most their one block).
 inline constexpr int kExactSumMaxBits = 52;
+inline constexpr int kExactSumCarryBits = 96;
+inline constexpr int kExactSumTotalBits = 126;
 // The quantum as a number.
 inline constexpr double kExactSumQuantum = 1.0 / 4503599627370496.0;  // 2^-52
 
@@ -44,7 +50,7 @@ class ExactSum {
  public:
   ExactSum() = default;
   // `size` zero entries.
-  explicit ExactSum(Eigen::Index size) : units_(static_cast<size_t>(size), 0) {}
+  explicit ExactSum(Eigen::Index size) : units_(static_cast<size_t>(size)) {}
 
   Eigen::Index size() const { return static_cast<Eigen::Index>(units_.size()); }
 
@@ -57,11 +63,17 @@ class ExactSum {
   void Add(const ExactSum& other);
 
   // Writes the sums into the arrays, in order, each the nearest double to
-  // the exact total.
+  // the exact total clamped to +-2^kExactSumTotalBits units.
   void WriteTo(const std::vector<StatisticArray>& arrays) const;
 
  private:
-  std::vector<__int128> units_;
+  // One entry: hi 2^kExactSumCarryBits + lo units, |lo| < 2^kExactSumCarryBits.
+  struct Units {
+    __int128 hi = 0;
+    __int128 lo = 0;
+    void Add(__int128 hi_part, __int128 lo_part);
+  };
+  std::vector<Units> units_;
 };
 
 // The exact sum of per-thread ExactSums, merged in thread order (the order

@@ -110,6 +110,30 @@ TEST(ExactSumTest, ClampsAndIgnoresNan) {
   EXPECT_EQ(out[2], 0.0);
 }
 
+// More blocks of the largest partial than a single 128-bit word can hold:
+// the total never wraps around (a wrapped total would tell neighbours apart,
+// review finding); it is clamped at 2^126 units, a contraction.
+TEST(ExactSumTest, NeverWrapsAroundAndClampsTheTotal) {
+  ExactSum up(1), down(1);
+  const double largest = std::ldexp(1.0, kExactSumMaxBits);
+  const long blocks = (1L << (127 - kExactSumMaxBits - kExactSumFractionBits)) + 1;
+  for (long b = 0; b < blocks; ++b) {
+    double v = largest, w = -largest;
+    up.FoldAndZero({{&v, 1}});
+    down.FoldAndZero({{&w, 1}});
+  }
+  double out = 0, back = 0;
+  up.WriteTo({{&out, 1}});
+  down.WriteTo({{&back, 1}});
+  EXPECT_EQ(out, std::ldexp(1.0, kExactSumTotalBits - kExactSumFractionBits));
+  EXPECT_EQ(back, -out);
+  up.Add(down);  // Exactly zero again, then one more unit-sized block.
+  double one = 1.0, total = -1;
+  up.FoldAndZero({{&one, 1}});
+  up.WriteTo({{&total, 1}});
+  EXPECT_EQ(total, 1.0);
+}
+
 DataMatrix UnitBallData(Eigen::Index n, Eigen::Index d, unsigned seed) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal(0.0, 0.3);

@@ -50,7 +50,8 @@ StatusOr<DiscreteGrid> PlanDiscreteGrid(MechanismKind mechanism, double sensitiv
   if (!(units <= static_cast<double>(kMaxDiscreteNoiseScale))) {
     return InvalidArgumentError(
         "discrete noise: the rounding charge is too large for the grid (" +
-        std::to_string(coordinates) + " coordinates); use NoiseSampling::kContinuous");
+        std::to_string(coordinates) + " coordinates); raise the noise multiplier or release fewer "
+        "coordinates at once");
   }
   grid.scale_units = static_cast<std::uint64_t>(units);
   grid.noise_scale = units * grid.granularity;

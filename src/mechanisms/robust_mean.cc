@@ -12,6 +12,7 @@
 #include "dpem/accounting/analytic_gaussian.h"
 #include "dpem/mechanisms/additive_noise.h"
 #include "internal/discrete_noise.h"
+#include "internal/guarantee.h"
 
 namespace dpem {
 namespace {
@@ -267,6 +268,8 @@ StatusOr<PrivateMeanResult> PrivateRobustMean(const Eigen::Ref<const Eigen::Vect
   DPEM_RETURN_IF_ERROR(ReleaseVector(released, spec, gen, r.ledger));
   r.mean = released(0);
   DPEM_RETURN_IF_ERROR(Certify(r, o.delta));
+  internal::AppendSeededGeneratorVoidReason(gen, /*is_private=*/true, r.void_reasons);
+  r.guarantee_void = !r.void_reasons.empty();
   return r;
 }
 
@@ -296,6 +299,8 @@ StatusOr<PrivateMeanResult> LocalPrivateRobustMean(const Eigen::Ref<const Eigen:
   internal::AddDiscreteNoise(reports, MechanismKind::kGaussian, grid, gen);
   r.mean = reports.sum() / n;
   DPEM_RETURN_IF_ERROR(Certify(r, o.delta));
+  internal::AppendSeededGeneratorVoidReason(gen, /*is_private=*/true, r.void_reasons);
+  r.guarantee_void = !r.void_reasons.empty();
   return r;
 }
 

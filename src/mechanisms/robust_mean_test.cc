@@ -182,6 +182,26 @@ double Grid(double nominal) { return std::ldexp(1.0, std::ilogb(nominal) - 20); 
 // sensitivity sens + (9/8) g with the grid's noise scale (multiplier >= z);
 // the local reports lie on their own grid, so n times the mean does. The
 // continuous noise of an earlier version fails all of this.
+// A seeded generator voids the robust means' guarantee as it voids a fit's
+// (review finding: the results certified epsilon anyway).
+TEST(PrivateRobustMeanTest, ASeededGeneratorVoidsTheGuarantee) {
+  Eigen::VectorXd x(200);
+  for (Eigen::Index i = 0; i < x.size(); ++i) x(i) = std::cos(0.1 * i);
+  Generator seeded = Generator::FromSeed(3);
+  const PrivateMeanResult central = *PrivateRobustMean(x, Options(), seeded);
+  const PrivateMeanResult local = *LocalPrivateRobustMean(x, Options(), seeded);
+  for (const PrivateMeanResult* r : {&central, &local}) {
+    EXPECT_TRUE(r->guarantee_void);
+    ASSERT_EQ(r->void_reasons.size(), 1u);
+    EXPECT_NE(r->void_reasons[0].find("seed"), std::string::npos);
+  }
+  StatusOr<Generator> keyed = Generator::FromOsEntropy();
+  ASSERT_TRUE(keyed.ok());
+  const PrivateMeanResult fresh = *PrivateRobustMean(x, Options(), *keyed);
+  EXPECT_FALSE(fresh.guarantee_void);
+  EXPECT_TRUE(fresh.void_reasons.empty());
+}
+
 TEST(PrivateRobustMeanTest, RecordsOneDiscreteReleaseOnTheGrid) {
   Eigen::VectorXd x(500);
   for (Eigen::Index i = 0; i < x.size(); ++i) x(i) = std::sin(0.37 * i) * 3.0;

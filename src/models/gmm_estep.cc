@@ -234,13 +234,24 @@ void Accumulate(const RowBlock& block, EStepWorker& w) {
 
 // Merges the workers into the statistics of the pass: the exact sums (the
 // same for any thread count), and the log-likelihood in thread order.
-GmmStatistics Merge(std::vector<EStepWorker>& workers, Eigen::Index n) {
-  std::vector<ExactSum> parts;
-  for (EStepWorker& w : workers) parts.push_back(std::move(w.exact));
-  const ExactSum total = MergeExactSums(parts);
+// With exact == false (raw data outside the unit ball's scale), the
+// per-thread floating-point sums are added in thread order instead.
+GmmStatistics Merge(std::vector<EStepWorker>& workers, Eigen::Index n, bool exact) {
   GmmStatistics stats = std::move(workers[0].stats);
   Eigen::MatrixXd feature_sums = std::move(workers[0].feature_sums);
-  total.WriteTo(ExactArrays(stats, feature_sums));
+  if (exact) {
+    std::vector<ExactSum> parts;
+    for (EStepWorker& w : workers) parts.push_back(std::move(w.exact));
+    MergeExactSums(parts).WriteTo(ExactArrays(stats, feature_sums));
+  } else {
+    const std::vector<StatisticArray> total = ExactArrays(stats, feature_sums);
+    for (size_t t = 1; t < workers.size(); ++t) {
+      const std::vector<StatisticArray> part = ExactArrays(workers[t].stats, workers[t].feature_sums);
+      for (size_t a = 0; a < total.size(); ++a) {
+        for (Eigen::Index j = 0; j < total[a].second; ++j) total[a].first[j] += part[a].first[j];
+      }
+    }
+  }
   for (size_t t = 1; t < workers.size(); ++t) stats.log_likelihood += workers[t].stats.log_likelihood;
   if (stats.type == CovarianceType::kFull) UnpackFeatureSums(feature_sums.transpose(), stats);
   stats.n = n;
@@ -348,9 +359,12 @@ Status ValidateData(const GmmParameters& params, const DataMatrix& x) {
   return OkStatus();
 }
 
-StatusOr<GmmStatistics> ComputeStatistics(const GmmParameters& params,
-                                          const RowSource& x,
-                                          const Engine& engine) {
+namespace {
+
+// The pass; `exact` chooses exact sums (released statistics of unit-ball
+// records) or plain floating-point sums (any scale).
+StatusOr<GmmStatistics> ComputeStatisticsPass(const GmmParameters& params, const RowSource& x,
+                                              const Engine& engine, bool exact) {
   DPEM_ASSIGN_OR_RETURN(const GmmDensityEvaluator evaluator,
                         GmmDensityEvaluator::Create(params));
   const Eigen::Index k = params.components();
@@ -372,10 +386,17 @@ StatusOr<GmmStatistics> ComputeStatistics(const GmmParameters& params,
         w.stats.log_likelihood +=
             evaluator.Responsibilities(block, &w.gamma, &w.scratch).sum();
         Accumulate(block, w);
-        w.exact.FoldAndZero(ExactArrays(w.stats, w.feature_sums));
+        if (exact) w.exact.FoldAndZero(ExactArrays(w.stats, w.feature_sums));
         return OkStatus();
       }));
-  return Merge(workers, x.rows());
+  return Merge(workers, x.rows(), exact);
+}
+
+}  // namespace
+
+StatusOr<GmmStatistics> ComputeStatistics(const GmmParameters& params, const RowSource& x,
+                                          const Engine& engine) {
+  return ComputeStatisticsPass(params, x, engine, /*exact=*/true);
 }
 
 StatusOr<GmmStatistics> ComputeStatistics(const GmmParameters& params,
@@ -384,7 +405,7 @@ StatusOr<GmmStatistics> ComputeStatistics(const GmmParameters& params,
   DPEM_RETURN_IF_ERROR(ValidateData(params, x));
   DPEM_ASSIGN_OR_RETURN(const MatrixRowSource source, MatrixRowSource::Borrow(x));
   DPEM_ASSIGN_OR_RETURN(const Engine engine, Engine::Create(EngineOptions{}));
-  return ComputeStatistics(params, source, engine);
+  return ComputeStatisticsPass(params, source, engine, /*exact=*/false);
 }
 
 }  // namespace dpem

@@ -24,6 +24,8 @@
 #define DPEM_MECHANISMS_ROBUST_MEAN_H_
 
 #include <limits>
+#include <string>
+#include <vector>
 
 #include <Eigen/Core>
 
@@ -126,8 +128,14 @@ struct PrivateMeanResult {
   // (central) or to each report (local): the ledger's noise scale.
   double noise_stddev = 0.0;
   PrivacyLedger ledger;  // One Gaussian release, as recorded (discrete).
-  double epsilon = 0.0;  // Certified by the analytic Gaussian profile.
+  // Certified for the recorded release through its Renyi curve
+  // (SingleGaussianEpsilon: the discrete Gaussian's).
+  double epsilon = 0.0;
   double delta = 0.0;
+  // True if the guarantee does not hold (a seeded generator: the noise is
+  // reproducible from the seed); `void_reasons` says why.
+  bool guarantee_void = false;
+  std::vector<std::string> void_reasons;
 };
 
 // The central mechanism (13) with Theorem 2's parameters and noise calibrated
@@ -136,10 +144,15 @@ struct PrivateMeanResult {
 // noise leaks through its low-order bits, Mironov 2012): the mean is rounded
 // to a grid g fixed by public values and discrete Gaussian noise is added,
 // so the released mean is an integer multiple of g, and the ledger records
-// the charged sensitivity (4 sqrt 2/3) s/n + (9/8) g and the grid's noise
-// scale (a multiplier never below the calibrated one). Requires x non-empty
-// (N is public) and o.Validate() OK; x may hold any finite or infinite values
-// (NaN is refused).
+// the charged sensitivity (additive_noise.h, "What is computed": (4 sqrt
+// 2/3) s/n (1 + 2^-19) + 2^-52 + (5/4) g) and the grid's noise scale (a
+// multiplier never below the calibrated one, calibrated through the discrete
+// Gaussian's Renyi curve). The sum of the n transformed values is an exact
+// sum of 4096-value blocks. Requires x non-empty (N is public) and
+// o.Validate() OK; the input domain is the extended reals without NaN: x
+// may hold any finite or infinite values, and NaN is refused (as input
+// validation: a NaN is not a record of the domain). A seeded `gen` voids the
+// guarantee.
 StatusOr<PrivateMeanResult> PrivateRobustMean(const Eigen::Ref<const Eigen::VectorXd>& x,
                                               const PrivateMeanOptions& o, Generator& gen);
 

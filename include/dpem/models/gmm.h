@@ -154,15 +154,20 @@ Status ValidateData(const GmmParameters& params, const DataMatrix& x);
 
 // One E-step pass over `x` (N x d): responsibilities under `params` and the
 // sufficient statistics of `params.type`, fused block by block on the
-// engine's threads (see gmm_estep.cc for the kernels). The result depends on
-// the thread count only through the order of floating-point sums.
-// InvalidArgument for invalid parameters or a dimension mismatch. N = 0
-// gives zero statistics.
+// engine's threads (see gmm_estep.cc for the kernels). The counts, sums and
+// second moments are exact sums of per-block partials (engine/exact_sum.h,
+// docs/privacy.md section 8), the same for any thread count; they are meant
+// for records of the unit ball, the fits' scale: entries are rounded to
+// 2^-52 and a block's partial is clamped at 2^52. The log-likelihood is
+// summed in thread order. InvalidArgument for invalid parameters or a
+// dimension mismatch. N = 0 gives zero statistics.
 StatusOr<GmmStatistics> ComputeStatistics(const GmmParameters& params,
                                           const RowSource& x, const Engine& engine);
 
-// The same on a matrix in memory, with the default Engine (all hardware
-// threads); also InvalidArgument for a non-finite entry of x.
+// The same on a matrix in memory at any scale, with the default Engine (all
+// hardware threads) and plain floating-point sums merged in thread order (so
+// the result depends on the thread count through rounding); also
+// InvalidArgument for a non-finite entry of x.
 StatusOr<GmmStatistics> ComputeStatistics(const GmmParameters& params,
                                           const DataMatrix& x);
 

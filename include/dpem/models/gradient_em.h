@@ -119,8 +119,9 @@ struct GradientEmOptions {
   // sphere of radius init_norm (the paper's random initialisation).
   Eigen::VectorXd initial;
   double init_norm = 1.0;
-  // Threads and block size of the fitting engine (results depend on the
-  // thread count only through the order of floating-point sums).
+  // Threads and block size of the fitting engine. Released statistics are
+  // exact sums (engine/exact_sum.h): they do not depend on the thread count;
+  // the block size changes their last bits.
   EngineOptions engine;
 
   bool IsPrivate() const { return method != GradientEmMethod::kNonPrivate; }

@@ -102,9 +102,10 @@ StatusOr<KmeansStatistics> ComputeKmeansStatistics(const Eigen::MatrixXd& centre
                                                    const DataMatrix& x);
 
 // The same pass over a row source on the fitting engine's threads
-// (engine/engine.h): per-thread statistics merged in thread order, so the
-// result depends on the thread count only through the order of
-// floating-point sums. InvalidArgument on mismatched shapes.
+// (engine/engine.h): each block's counts and sums computed from zero and
+// summed exactly (engine/exact_sum.h; meant for unit-ball records), so they
+// do not depend on the thread count; the SSE is summed in thread order.
+// InvalidArgument on mismatched shapes.
 StatusOr<KmeansStatistics> ComputeKmeansStatistics(const Eigen::MatrixXd& centres,
                                                    const RowSource& x, const Engine& engine);
 
@@ -196,8 +197,9 @@ struct KmeansFitOptions {
   // several methods from the same centres; empty: drawn uniformly in the
   // domain's ball from the generator, independent of the data.
   Eigen::MatrixXd initial_centres;
-  // Threads and block size of the fitting engine (results depend on the
-  // thread count only through the order of floating-point sums).
+  // Threads and block size of the fitting engine. Released statistics are
+  // exact sums (engine/exact_sum.h): they do not depend on the thread count;
+  // the block size changes their last bits.
   EngineOptions engine;
   // Called after each iteration, if set.
   std::function<void(const KmeansIterationReport&)> progress;

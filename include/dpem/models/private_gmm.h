@@ -141,8 +141,9 @@ struct GmmFitOptions {
   // its previous mean and covariance; its weight comes from the count.
   double min_component_count = 1.0;
 
-  // Threads and block size of the fitting engine (results depend on the
-  // thread count only through the order of floating-point sums).
+  // Threads and block size of the fitting engine. Released statistics are
+  // exact sums (engine/exact_sum.h): they do not depend on the thread count;
+  // the block size changes their last bits.
   EngineOptions engine;
 
   // Called after each iteration, if set.
