@@ -25,6 +25,7 @@ struct FitGmmFlags {
   long long iterations = 0;
   std::string covariance = "full";
   std::string estimator = "mle";
+  std::optional<std::string> init;  // Unset: kmeans++ for plain EM, random if private.
   std::string epsilon_text;
   double delta = std::numeric_limits<double>::quiet_NaN();
   std::string accountant{AccountantName(kDefaultAccountant)};
@@ -97,6 +98,11 @@ StatusOr<GmmFitOptions> OptionsFromFlags(const FitGmmFlags& f) {
   if (!est.ok()) return InvalidArgumentError("--estimator: " + est.status().message());
   o.estimator = *est;
   DPEM_ASSIGN_OR_RETURN(o.epsilon, ParseEpsilonFlag("--epsilon", f.epsilon_text));
+  if (f.init) {
+    StatusOr<GmmInit> init = ParseGmmInit(*f.init);
+    if (!init.ok()) return InvalidArgumentError("--init: " + init.status().message());
+    o.init = *init;
+  }
   DPEM_RETURN_IF_ERROR(RequirePositiveFinite("--covariance-floor", f.covariance_floor));
   DPEM_ASSIGN_OR_RETURN(o.engine, EngineFromThreadsFlag(f.threads));
   o.covariance_floor = f.covariance_floor;
@@ -126,7 +132,7 @@ void WarnAboutGuarantee(const GmmFit& fit, bool quiet) {
 
 Status RunFitGmm(const FitGmmFlags& f) {
   DPEM_ASSIGN_OR_RETURN(GmmFitOptions options, OptionsFromFlags(f));
-  DPEM_RETURN_IF_ERROR(options.Validate());
+  DPEM_RETURN_IF_ERROR(options.Validate());  // Refuses --init kmeans++ if private.
   DPEM_RETURN_IF_ERROR(internal::CheckCanCreate(f.output));
   DPEM_RETURN_IF_ERROR(ChargeBudget(f.budget, f.input, options.epsilon, options.delta,
                                     "dpem fit gmm"));
@@ -200,6 +206,12 @@ Command AddFitGmmCommand(CLI::App& fit) {
   app->add_option("--covariance", f->covariance, "full, diag or spherical (default full)");
   app->add_option("--estimator", f->estimator,
                   "mle, or map with park2017's priors (default mle)");
+  app->add_option("--init", f->init,
+                  "Starting point: kmeans++ (k-means++ seeding and Lloyd on the records, as "
+                  "scikit-learn's GaussianMixture; the default for --epsilon inf; it reads the "
+                  "data without noise, so a private fit refuses it), random (means uniform in "
+                  "the domain's ball, never the data; the default for private fits) or "
+                  "private (reserved for a private start; not available yet)");
   AddPrivacyOptions(app, *f);
   app->add_option("--covariance-floor", f->covariance_floor,
                   "Added to every covariance's diagonal, in unit-ball units (default 1e-6; at "

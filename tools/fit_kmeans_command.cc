@@ -27,6 +27,7 @@ struct FitKmeansFlags {
   long long components = 0;
   long long iterations = 0;
   std::string epsilon_text;
+  std::optional<std::string> init;  // Unset: kmeans++ for plain Lloyd, random if private.
   std::optional<double> delta;
   std::optional<std::string> accountant;
   std::optional<double> data_norm;
@@ -78,6 +79,11 @@ StatusOr<KmeansFitOptions> OptionsFromFlags(const FitKmeansFlags& f) {
   o.components = static_cast<int>(f.components);
   o.iterations = static_cast<int>(f.iterations);
   DPEM_ASSIGN_OR_RETURN(o.epsilon, ParseEpsilonFlag("--epsilon", f.epsilon_text));
+  if (f.init) {
+    StatusOr<KmeansInit> init = ParseKmeansInit(*f.init);
+    if (!init.ok()) return InvalidArgumentError("--init: " + init.status().message());
+    o.init = *init;
+  }
   DPEM_ASSIGN_OR_RETURN(o.engine, EngineFromThreadsFlag(f.threads));
   DPEM_RETURN_IF_ERROR(PrivacyFlagsInto(f, o));
   return o;
@@ -159,6 +165,11 @@ Command AddFitKmeansCommand(CLI::App& fit) {
   app->add_option("--epsilon", f->epsilon_text,
                   "Total privacy budget epsilon (> 0), or inf for plain Lloyd")
       ->required();
+  app->add_option("--init", f->init,
+                  "Seeding: kmeans++ (greedy k-means++ on the records, as scikit-learn's "
+                  "KMeans; the default for --epsilon inf; it reads the data without noise, so "
+                  "a private fit refuses it) or random (uniform in the domain's ball, never "
+                  "the data; the default for private fits)");
   app->add_option("--delta", f->delta,
                   "Total delta in (0, 1): required by cdp-gauss, cdp-laplace and dplloyd-zcdp; "
                   "not used by dplloyd (pure epsilon-DP)");

@@ -78,6 +78,7 @@ std::string GmmModelToJson(const GmmFit& fit) {
                 {"dimension", p.dimension()},
                 {"n", fit.n},
                 {"iterations", fit.iterations},
+                {"init", GmmInitName(fit.init)},
                 {"parameters", ParametersToJson(p)},
                 {"data_transform", DomainToJson(fit.domain)},
                 {"privacy", GuaranteeToJson(fit.guarantee, fit.seed)}};

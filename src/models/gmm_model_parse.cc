@@ -173,6 +173,14 @@ StatusOr<GmmGuarantee> GuaranteeFrom(const json& model, std::optional<std::uint6
   return g;
 }
 
+// The start the fit used; files written before the field existed started
+// from random points (the only start then).
+StatusOr<GmmInit> InitFrom(const json& model) {
+  if (!model.contains("init")) return GmmInit::kRandom;
+  DPEM_ASSIGN_OR_RETURN(const std::string name, StringField(model, "init"));
+  return ParseGmmInit(name);
+}
+
 StatusOr<GmmFit> FitFrom(const json& model) {
   DPEM_ASSIGN_OR_RETURN(const std::string format, StringField(model, "format"));
   if (format != kGmmModelFormat) {
@@ -189,6 +197,7 @@ StatusOr<GmmFit> FitFrom(const json& model) {
   DPEM_ASSIGN_OR_RETURN(fit.estimator, ParseEstimator(estimator));
   DPEM_ASSIGN_OR_RETURN(fit.n, WholeNumberField(model, "n", kMaxRecords));
   DPEM_ASSIGN_OR_RETURN(fit.iterations, WholeNumberField(model, "iterations", kMaxIterations));
+  DPEM_ASSIGN_OR_RETURN(fit.init, InitFrom(model));
   DPEM_ASSIGN_OR_RETURN(fit.guarantee, GuaranteeFrom(model, fit.seed));
   const std::size_t per_iteration =
       fit.guarantee.mechanisms == GmmMechanisms::kJoint

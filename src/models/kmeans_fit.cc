@@ -11,6 +11,7 @@
 #include "dpem/random/samplers.h"
 #include "internal/guarantee.h"
 #include "internal/linear_algebra.h"
+#include "models/kmeans_plusplus.h"
 
 namespace dpem {
 namespace {
@@ -140,12 +141,18 @@ void UpdateCentres(const KmeansStatistics& s, double threshold, Eigen::MatrixXd&
 // Centres uniform in the unit ball (direction: a normalised Gaussian vector;
 // radius U^(1/d)), drawn from the generator only; or the caller's public
 // centres mapped to the unit ball and clipped to it.
+// Plain Lloyd by default seeds by k-means++ on the unit-ball records.
 StatusOr<Eigen::MatrixXd> InitialCentres(const KmeansFitOptions& o, const DataDomain& domain,
-                                         Eigen::Index d, Generator& gen) {
+                                         const RowSource& unit, const Engine& engine,
+                                         Generator& gen) {
+  const Eigen::Index d = unit.cols();
   if (o.initial_centres.size() != 0) {
-    DPEM_ASSIGN_OR_RETURN(const DataMatrix unit, MapToUnitBall(o.initial_centres, domain,
-                                                               nullptr));
-    return Eigen::MatrixXd(unit);
+    DPEM_ASSIGN_OR_RETURN(const DataMatrix mapped, MapToUnitBall(o.initial_centres, domain,
+                                                                 nullptr));
+    return Eigen::MatrixXd(mapped);
+  }
+  if (o.ResolvedInit() == KmeansInit::kKmeansPlusPlus) {
+    return internal::KmeansPlusPlusSeeds(unit, o.components, engine, gen);
   }
   Eigen::MatrixXd centres(o.components, d);
   for (int c = 0; c < o.components; ++c) {
@@ -260,6 +267,18 @@ AccountantKind KmeansFitOptions::EffectiveAccountant() const {
   return accountant;
 }
 
+std::string_view KmeansInitName(KmeansInit init) {
+  return init == KmeansInit::kRandom ? "random" : "kmeans++";
+}
+
+StatusOr<KmeansInit> ParseKmeansInit(std::string_view name) {
+  for (KmeansInit i : {KmeansInit::kRandom, KmeansInit::kKmeansPlusPlus}) {
+    if (name == KmeansInitName(i)) return i;
+  }
+  return InvalidArgumentError("unknown seeding '" + std::string(name) +
+                              "' (accepted: random, kmeans++)");
+}
+
 Status KmeansFitOptions::Validate() const {
   if (components < 1) return InvalidArgumentError("components K must be >= 1");
   if (iterations < 1) return InvalidArgumentError("iterations J must be >= 1");
@@ -274,6 +293,11 @@ Status KmeansFitOptions::Validate() const {
     return InvalidArgumentError("initial centres must be K finite rows");
   }
   if (!IsPrivate()) return OkStatus();
+  if (init == KmeansInit::kKmeansPlusPlus) {
+    return InvalidArgumentError(
+        "a private fit cannot seed by k-means++: it reads the data without noise (use the "
+        "random seeding)");
+  }
   if (KmeansMethodNeedsDelta(method) && !(delta > 0.0 && delta < 1.0)) {
     return InvalidArgumentError("delta must be in (0, 1) for method " +
                                 std::string(KmeansMethodName(method)));
@@ -307,7 +331,7 @@ StatusOr<KmeansFit> FitKmeans(const RowSource& x, const KmeansFitOptions& option
     fit.guarantee.noise_multipliers = plan->multipliers;
   }
   DPEM_ASSIGN_OR_RETURN(Eigen::MatrixXd centres,
-                        InitialCentres(options, fit.domain, x.cols(), gen));
+                        InitialCentres(options, fit.domain, unit, engine, gen));
   DPEM_RETURN_IF_ERROR(RunIterations(unit, engine, options, plan ? &*plan : nullptr, gen,
                                      centres, fit.guarantee.ledger));
   if (plan) DPEM_RETURN_IF_ERROR(Reaccount(options, *plan, fit.guarantee));
@@ -315,6 +339,7 @@ StatusOr<KmeansFit> FitKmeans(const RowSource& x, const KmeansFitOptions& option
   fit.method = options.method;
   fit.n = x.rows();
   fit.iterations = options.iterations;
+  fit.init = options.initial_centres.size() != 0 ? KmeansInit::kRandom : options.ResolvedInit();
   fit.seed = gen.seed();
   return fit;
 }

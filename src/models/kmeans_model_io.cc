@@ -152,6 +152,11 @@ StatusOr<KmeansFit> FitFrom(const json& model) {
     return InvalidArgumentError("'iterations' must be <= 1000000");
   }
   fit.iterations = static_cast<int>(model["iterations"].get<std::uint64_t>());
+  // Files written before the field existed were seeded at random.
+  if (model.contains("init")) {
+    if (!model["init"].is_string()) return InvalidArgumentError("'init' must be a string");
+    DPEM_ASSIGN_OR_RETURN(fit.init, ParseKmeansInit(model["init"].get<std::string>()));
+  }
   DPEM_ASSIGN_OR_RETURN(const json* centres, Field(model, "centres"));
   DPEM_ASSIGN_OR_RETURN(fit.centres, CentresFrom(*centres));
   DPEM_ASSIGN_OR_RETURN(fit.domain, DomainFrom(model, fit.centres.cols()));
@@ -174,6 +179,7 @@ std::string KmeansModelToJson(const KmeansFit& fit) {
                 {"dimension", fit.centres.cols()},
                 {"n", fit.n},
                 {"iterations", fit.iterations},
+                {"init", KmeansInitName(fit.init)},
                 {"centres", centres},
                 {"data_transform",
                  {{"data_norm", fit.domain.data_norm},

@@ -18,6 +18,7 @@
 #include "internal/guarantee.h"
 #include "internal/linear_algebra.h"
 #include "models/gmm_frames.h"
+#include "models/gmm_init.h"
 
 namespace dpem {
 namespace {
@@ -45,26 +46,6 @@ struct ReleasePlan {
 
 std::string IterationLabel(int iteration, const std::string& what) {
   return "iteration " + std::to_string(iteration) + " / " + what;
-}
-
-// Means uniform in the unit ball (direction ~ normalised Gaussian, radius
-// U^(1/d)), equal weights, covariances I / (d + 2). Never looks at data.
-StatusOr<GmmParameters> InitialParameters(int k, Eigen::Index d, CovarianceType type,
-                                          Generator& gen) {
-  GmmParameters p;
-  p.type = type;
-  p.weights = Eigen::VectorXd::Constant(k, 1.0 / k);
-  p.means.resize(k, d);
-  for (int c = 0; c < k; ++c) {
-    DPEM_ASSIGN_OR_RETURN(Eigen::VectorXd dir, SampleGaussianVector(gen, d, 1.0));
-    const double norm = dir.norm();
-    const double radius = std::pow(gen.UniformOpen01(), 1.0 / static_cast<double>(d));
-    p.means.row(c) = (norm > 0 ? dir / norm : dir) * radius;
-  }
-  const Eigen::MatrixXd cov =
-      Eigen::MatrixXd::Identity(d, d) / static_cast<double>(d + 2);
-  p.covariances.assign(k, cov);
-  return p;
 }
 
 ReleasePlan MakePlan(const GmmFitOptions& o, const std::vector<double>& z, Eigen::Index d) {
@@ -395,6 +376,45 @@ StatusOr<GmmMechanisms> ParseGmmMechanisms(std::string_view name) {
                               "' (accepted: joint, GGG, LLG)");
 }
 
+std::string_view GmmInitName(GmmInit init) {
+  switch (init) {
+    case GmmInit::kRandom: return "random";
+    case GmmInit::kKmeansPlusPlus: return "kmeans++";
+    case GmmInit::kPrivate: return "private";
+  }
+  return "unknown";
+}
+
+StatusOr<GmmInit> ParseGmmInit(std::string_view name) {
+  for (GmmInit i : {GmmInit::kRandom, GmmInit::kKmeansPlusPlus, GmmInit::kPrivate}) {
+    if (name == GmmInitName(i)) return i;
+  }
+  return InvalidArgumentError("unknown start '" + std::string(name) +
+                              "' (accepted: random, kmeans++, private)");
+}
+
+namespace {
+
+// The start: public options only, before any data is read.
+Status ValidateInit(const GmmFitOptions& o) {
+  if (o.init_max_iterations < 1) {
+    return InvalidArgumentError("the k-means++ start needs at least 1 Lloyd iteration");
+  }
+  switch (o.ResolvedInit()) {
+    case GmmInit::kRandom: return OkStatus();
+    case GmmInit::kPrivate:
+      return InvalidArgumentError("the private start is not available yet");
+    case GmmInit::kKmeansPlusPlus:
+      if (!o.IsPrivate()) return OkStatus();
+      return InvalidArgumentError(
+          "a private fit cannot start from k-means++: it reads the data without noise (use "
+          "the random start)");
+  }
+  return InternalError("unhandled GmmInit");
+}
+
+}  // namespace
+
 double SumsL1Sensitivity(Eigen::Index dimension) {
   return 2.0 * std::sqrt(static_cast<double>(dimension));
 }
@@ -416,6 +436,7 @@ Status GmmFitOptions::Validate() const {
   if (!(min_component_count > 0.0 && std::isfinite(min_component_count))) {
     return InvalidArgumentError("minimum component count must be finite and > 0");
   }
+  DPEM_RETURN_IF_ERROR(ValidateInit(*this));
   if (static_cast<long long>(iterations) * components > kMaxIterationsTimesComponents) {
     return InvalidArgumentError("iterations J x components K must be <= " +
                                 std::to_string(kMaxIterationsTimesComponents) +
@@ -472,8 +493,7 @@ StatusOr<GmmFit> FitGmm(const RowSource& x, const GmmFitOptions& options, Genera
     fit.guarantee.frame_radius = FrameRadius(options, x.cols());
   }
   EmState state;
-  DPEM_ASSIGN_OR_RETURN(state.params, InitialParameters(options.components, x.cols(),
-                                                        options.covariance, gen));
+  DPEM_ASSIGN_OR_RETURN(state.params, internal::InitialGmmParameters(unit, options, engine, gen));
   const double eps_i = cal ? cal->per_release_epsilon : kInfinity;
   const ReleasePlan* plan_or_null = plan ? &*plan : nullptr;
   const MStepOptions m_step = MStepOptionsFor(options, x.cols(), plan_or_null);
@@ -487,6 +507,7 @@ StatusOr<GmmFit> FitGmm(const RowSource& x, const GmmFitOptions& options, Genera
   fit.n = x.rows();
   fit.iterations = options.iterations;
   fit.estimator = options.estimator;
+  fit.init = options.ResolvedInit();
   fit.seed = gen.seed();
   return fit;
 }

@@ -163,6 +163,15 @@ double KmeansJointL1Sensitivity(Eigen::Index dimension);
 // still certifies at most the target epsilon.
 inline constexpr double kDplloydRoundingMargin = 1e-9;
 
+// Where the centres start (unless KmeansFitOptions::initial_centres are
+// given): kRandom, uniform in the domain's ball from the generator, never the
+// data; kKmeansPlusPlus, greedy k-means++ seeding on the records (as
+// scikit-learn's KMeans), which reads the data without noise: plain Lloyd
+// only.
+enum class KmeansInit { kRandom, kKmeansPlusPlus };
+std::string_view KmeansInitName(KmeansInit init);  // "random", "kmeans++"
+StatusOr<KmeansInit> ParseKmeansInit(std::string_view name);
+
 // What one iteration reports to a progress callback: no data-dependent value
 // of a private fit.
 struct KmeansIterationReport {
@@ -197,6 +206,10 @@ struct KmeansFitOptions {
   // several methods from the same centres; empty: drawn uniformly in the
   // domain's ball from the generator, independent of the data.
   Eigen::MatrixXd initial_centres;
+  // Without initial centres: the seeding; unset means kKmeansPlusPlus for
+  // plain Lloyd (epsilon = infinity) and kRandom for a private fit, which
+  // refuses kKmeansPlusPlus (Validate).
+  std::optional<KmeansInit> init;
   // Threads and block size of the fitting engine. Released statistics are
   // exact sums (engine/exact_sum.h): they do not depend on the thread count;
   // the block size changes their last bits.
@@ -207,6 +220,10 @@ struct KmeansFitOptions {
   bool IsPrivate() const { return epsilon != std::numeric_limits<double>::infinity(); }
   // The accountant that certifies this method's ledger.
   AccountantKind EffectiveAccountant() const;
+  // `init` if set, else the default (see there).
+  KmeansInit ResolvedInit() const {
+    return init.value_or(IsPrivate() ? KmeansInit::kRandom : KmeansInit::kKmeansPlusPlus);
+  }
   // Checks everything that does not need the data.
   Status Validate() const;
 };
@@ -235,6 +252,8 @@ struct KmeansFit {
   KmeansGuarantee guarantee;
   Eigen::Index n = 0;  // Public under replace-one.
   int iterations = 0;
+  // The seeding used; kRandom also when initial centres were given.
+  KmeansInit init = KmeansInit::kRandom;
   std::optional<std::uint64_t> seed;
 };
 

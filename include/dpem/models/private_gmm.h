@@ -5,9 +5,12 @@
 // The fit, for a fixed number J of iterations:
 //   1. Records are clipped to the public ball ||x - c|| <= R and mapped to the
 //      unit ball (data/domain.h). R has no default.
-//   2. Initial parameters are drawn from the generator, independent of the
-//      data: means uniform in the unit ball, equal weights, covariances
-//      I / (d + 2) (the covariance of the uniform law on the unit ball).
+//   2. The starting point (GmmFitOptions::init, docs/gmm.md "Starting
+//      points"): for a private fit drawn from the generator, independent of
+//      the data (means uniform in the unit ball, equal weights, covariances
+//      I / (d + 2), the covariance of the uniform law on the unit ball); for
+//      plain EM by default k-means++ and Lloyd on the unit-ball records, as
+//      scikit-learn's GaussianMixture(init_params="kmeans") does.
 //   3. Each iteration: E-step -> sufficient statistics (counts N_k, sums
 //      A_k, second moments B_k); their release: by default all of them as one
 //      joint Gaussian mechanism (models/joint_release.h); in the papers'
@@ -61,6 +64,19 @@ namespace dpem {
 enum class GmmMechanisms { kJoint, kGgg, kLlg };
 std::string_view GmmMechanismsName(GmmMechanisms m);  // "joint", "GGG", "LLG"
 StatusOr<GmmMechanisms> ParseGmmMechanisms(std::string_view name);
+
+// How a fit chooses its starting parameters (docs/gmm.md, "Starting points"):
+//   kRandom:         from the generator only, never the data: means uniform
+//                    in the unit ball, equal weights, covariances I / (d + 2).
+//   kKmeansPlusPlus: k-means++ seeding (greedy, 2 + floor(log K) trials) and
+//                    Lloyd's algorithm on the unit-ball records, then one
+//                    M-step from the hard assignment. It reads the data
+//                    WITHOUT noise, so only non-private fits accept it.
+//   kPrivate:        reserved for a differentially private start; not
+//                    available yet (Validate refuses it).
+enum class GmmInit { kRandom, kKmeansPlusPlus, kPrivate };
+std::string_view GmmInitName(GmmInit init);  // "random", "kmeans++", "private"
+StatusOr<GmmInit> ParseGmmInit(std::string_view name);
 
 // Sensitivities of the released statistics (see the file comment).
 inline constexpr double kCountsL2Sensitivity = 1.4142135623730951;   // sqrt(2)
@@ -133,6 +149,15 @@ struct GmmFitOptions {
   // They are NOT differentially private; using them voids the guarantee.
   bool unsafe_paper_mechanisms = false;
 
+  // The starting point; unset means DefaultInit(): kKmeansPlusPlus for a
+  // non-private fit (epsilon = infinity), kRandom for a private one (until
+  // the private start lands). A private fit refuses kKmeansPlusPlus.
+  std::optional<GmmInit> init;
+  // Lloyd iterations of the kKmeansPlusPlus start at most (>= 1; 300 as
+  // scikit-learn's KMeans); it stops earlier once the centres move by less
+  // than kKmeansStartTolerance times the data's mean coordinate variance.
+  int init_max_iterations = 300;
+
   // Numerics (unit-ball units). Added to every covariance's diagonal and
   // used as the eigenvalue floor of noisy covariances. Finite and at least
   // kMinCovarianceFloor (1e-10).
@@ -150,6 +175,10 @@ struct GmmFitOptions {
   std::function<void(const GmmIterationReport&)> progress;
 
   bool IsPrivate() const { return epsilon != std::numeric_limits<double>::infinity(); }
+  // The start used when `init` is unset (see there).
+  GmmInit DefaultInit() const { return IsPrivate() ? GmmInit::kRandom : GmmInit::kKmeansPlusPlus; }
+  // `init` if set, else DefaultInit().
+  GmmInit ResolvedInit() const { return init.value_or(DefaultInit()); }
   // Checks everything that does not need the data.
   Status Validate() const;
 };
@@ -188,6 +217,8 @@ struct GmmFit {
   Eigen::Index n = 0;
   int iterations = 0;
   Estimator estimator = Estimator::kMle;
+  // The starting point the fit used.
+  GmmInit init = GmmInit::kRandom;
   // The seed of the generator, if it was seeded (not for production).
   std::optional<std::uint64_t> seed;
 };

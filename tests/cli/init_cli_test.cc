@@ -1,0 +1,89 @@
+// End-to-end tests of `--init` on `dpem fit gmm` and `dpem fit kmeans`: the
+// default start by privacy, the start recorded in the model file, and the
+// refusal of a data-dependent start for a private fit before any data is read.
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+using dpem::cli_testing::CountLines;
+using dpem::cli_testing::ReadFile;
+using dpem::cli_testing::RunDpem;
+using dpem::cli_testing::RunResult;
+
+const std::string& Dir() { return dpem::cli_testing::ProcessScratchDir(); }
+
+class InitCliTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    fs::create_directories(Dir());
+    // Three clusters of 40 records on a fixed grid.
+    std::ofstream csv(Dir() + "data.csv");
+    const double centre[3][2] = {{-1.0, 0.0}, {0.8, 0.6}, {0.2, -1.0}};
+    for (int i = 0; i < 120; ++i) {
+      const double dx = 0.01 * (i % 7) - 0.03, dy = 0.01 * (i % 5) - 0.02;
+      csv << centre[i % 3][0] + dx << "," << centre[i % 3][1] + dy << "\n";
+    }
+  }
+  static void TearDownTestSuite() { fs::remove_all(Dir()); }
+
+  // Runs `fit <model>` with K = 3, J = 5 into Dir()/out.json.
+  static RunResult Fit(const std::string& model, const std::string& extra,
+                       const std::string& input = Dir() + "data.csv") {
+    fs::remove(Dir() + "out.json");
+    return RunDpem("fit " + model + " --input " + input + " --output " + Dir() +
+                   "out.json --components 3 --iterations 5 --seed 3 --quiet " + extra);
+  }
+  static std::string RecordedInit() {
+    return json::parse(ReadFile(Dir() + "out.json")).at("init").get<std::string>();
+  }
+  // Exit 2, one stderr line mentioning `mentions`, no model written.
+  static void ExpectRefused(const RunResult& r, const std::string& mentions) {
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(CountLines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(mentions), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(Dir() + "out.json"));
+  }
+
+  const std::string private_ = "--epsilon 1 --delta 1e-5 --data-norm 2 ";
+};
+
+TEST_F(InitCliTest, GmmDefaultStartFollowsPrivacyAndIsRecorded) {
+  ASSERT_EQ(Fit("gmm", "--epsilon inf").exit_code, 0);
+  EXPECT_EQ(RecordedInit(), "kmeans++");
+  ASSERT_EQ(Fit("gmm", "--epsilon inf --init random").exit_code, 0);
+  EXPECT_EQ(RecordedInit(), "random");
+  ASSERT_EQ(Fit("gmm", private_).exit_code, 0);
+  EXPECT_EQ(RecordedInit(), "random");
+}
+
+TEST_F(InitCliTest, GmmPrivateFitRefusesKmeansPlusPlusBeforeReadingData) {
+  // The input does not exist: the refusal comes from the options alone.
+  ExpectRefused(Fit("gmm", private_ + "--init kmeans++", Dir() + "missing.csv"), "k-means++");
+  ExpectRefused(Fit("gmm", "--epsilon inf --init private", Dir() + "missing.csv"),
+                "private start is not available");
+  ExpectRefused(Fit("gmm", "--epsilon inf --init kmeans"), "--init");
+}
+
+TEST_F(InitCliTest, KmeansDefaultSeedingFollowsPrivacy) {
+  const std::string method = "--method cdp-gauss ";
+  ASSERT_EQ(Fit("kmeans", method + "--epsilon inf").exit_code, 0);
+  EXPECT_EQ(RecordedInit(), "kmeans++");
+  ASSERT_EQ(Fit("kmeans", method + private_).exit_code, 0);
+  EXPECT_EQ(RecordedInit(), "random");
+  ExpectRefused(Fit("kmeans", method + private_ + "--init kmeans++", Dir() + "missing.csv"),
+                "k-means++");
+}
+
+}  // namespace
