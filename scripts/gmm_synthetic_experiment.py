@@ -47,7 +47,7 @@ def fit_and_score(train, test, accountant, seed, workdir):
            "--iterations", str(ITERATIONS), "--covariance", "spherical", "--seed", str(seed),
            "--quiet", "--data-norm", "1", "--mechanisms", "GGG"]
     if accountant is None:
-        cmd += ["--epsilon", "inf"]
+        cmd += ["--epsilon", "inf", "--init", "random"]  # The private fits' start.
     else:
         cmd += ["--epsilon", str(EPSILON), "--delta", str(DELTA), "--accountant", accountant]
     subprocess.run(cmd, check=True, capture_output=True)
