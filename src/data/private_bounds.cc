@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "dpem/mechanisms/additive_noise.h"
+#include "dpem/random/discrete_samplers.h"
 #include "internal/guarantee.h"
 #include "internal/numeric.h"
 
@@ -15,34 +16,47 @@ namespace {
 constexpr Eigen::Index kReadBlockRows = 4096;
 constexpr int kMaxRefinementPoints = 1 << 20;
 
+constexpr std::uint64_t kMaxGap = (std::uint64_t{1} << 32) - 1;
+constexpr std::uint64_t kMaxEpsilonNumerator = (std::uint64_t{1} << 32) - 1;
+constexpr int kMaxEpsilonShift = 61;
+
 // #{x in sorted : x < v}.
-double CountBelow(std::span<const double> sorted, double v) {
-  return static_cast<double>(std::lower_bound(sorted.begin(), sorted.end(), v) -
-                             sorted.begin());
+std::int64_t CountBelow(std::span<const double> sorted, double v) {
+  return std::lower_bound(sorted.begin(), sorted.end(), v) - sorted.begin();
 }
 
-// Records one exponential-mechanism release at pure epsilon e, as a discrete
-// Laplace release of multiplier 1/e: every accountant's treatment of
-// discrete Laplace is its bound for an arbitrary pure (1/z)-DP mechanism
-// (docs/accounting.md, "Discrete noise"), which the exponential mechanism is.
-Status RecordExponentialMechanism(double e, const std::string& label, PrivacyLedger& ledger) {
-  return ledger.Record(Release{MechanismKind::kLaplace, 1.0, 1.0 / e,
-                               label + " (exponential mechanism, pure " +
+// Records one permute-and-flip release at pure epsilon e (exact, dyadic), as
+// a discrete Laplace release of multiplier z: every accountant's treatment
+// of discrete Laplace is its bound for an arbitrary pure (1/z)-DP mechanism
+// (docs/accounting.md, "Discrete noise"), which permute-and-flip is. z is
+// the largest double with z e <= 1 exactly, so 1/z >= e and the accountant's
+// rounded 1/z is >= e (rounding is monotone and e is a double).
+Status RecordPermuteAndFlip(double e, const std::string& label, PrivacyLedger& ledger) {
+  double z = 1.0 / e;
+  if (std::fma(z, e, -1.0) > 0.0) z = std::nextafter(z, 0.0);
+  return ledger.Record(Release{MechanismKind::kLaplace, 1.0, z,
+                               label + " (permute-and-flip, pure " +
                                    std::to_string(e) + "-DP)",
                                NoiseSampling::kDiscrete});
 }
 
 // Coarse utilities: interval [a, b) gets -max(0, #{x<a} - t, t - #{x<b}).
 // Each count moves by at most 1 under replace-one, so the utility does too.
-std::vector<double> IntervalUtilities(std::span<const double> sorted, double t,
-                                      std::span<const double> breakpoints) {
-  std::vector<double> u(breakpoints.size() - 1);
+std::vector<std::int64_t> IntervalUtilities(std::span<const double> sorted, std::int64_t t,
+                                            std::span<const double> breakpoints) {
+  std::vector<std::int64_t> u(breakpoints.size() - 1);
   for (std::size_t j = 0; j + 1 < breakpoints.size(); ++j) {
-    const double below_a = CountBelow(sorted, breakpoints[j]);
-    const double below_b = CountBelow(sorted, breakpoints[j + 1]);
-    u[j] = -std::max({0.0, below_a - t, t - below_b});
+    const std::int64_t below_a = CountBelow(sorted, breakpoints[j]);
+    const std::int64_t below_b = CountBelow(sorted, breakpoints[j + 1]);
+    u[j] = -std::max({std::int64_t{0}, below_a - t, t - below_b});
   }
   return u;
+}
+
+std::vector<double> Log2Grid(double a, int m) {
+  std::vector<double> v;
+  for (int j = 1; j <= m; ++j) v.push_back(a * std::exp2(static_cast<double>(j) / m));
+  return v;
 }
 
 std::vector<double> LinearGrid(double a, double b, int m, bool include_lower) {
@@ -123,13 +137,78 @@ Status PrivateBoundsOptions::Validate() const {
   return OkStatus();
 }
 
-std::vector<double> RankUtilities(std::span<const double> sorted,
-                                  std::span<const double> candidates, double t) {
-  std::vector<double> u(candidates.size());
+std::vector<std::int64_t> RankUtilities(std::span<const double> sorted,
+                                        std::span<const double> candidates, std::int64_t t) {
+  std::vector<std::int64_t> u(candidates.size());
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     u[i] = -std::abs(CountBelow(sorted, candidates[i]) - t);
   }
   return u;
+}
+
+double ExactEpsilon::value() const {
+  return std::ldexp(static_cast<double>(numerator), -shift);
+}
+
+StatusOr<ExactEpsilon> ExactEpsilonAtMost(double epsilon) {
+  if (!std::isfinite(epsilon) || !(epsilon >= std::ldexp(1.0, -kMaxEpsilonShift))) {
+    return InvalidArgumentError("epsilon must be finite and >= 2^-61");
+  }
+  // The largest shift s <= 61 with floor(epsilon 2^s) < 2^32; ldexp and
+  // floor are exact, so n / 2^s <= epsilon exactly.
+  int shift = kMaxEpsilonShift;
+  while (shift > -1 && std::floor(std::ldexp(epsilon, shift)) >
+                           static_cast<double>(kMaxEpsilonNumerator)) {
+    --shift;
+  }
+  if (shift < 0) return InvalidArgumentError("epsilon must be below 2^32");
+  ExactEpsilon e{static_cast<std::uint64_t>(std::floor(std::ldexp(epsilon, shift))), shift};
+  while (e.shift > 0 && e.numerator % 2 == 0) {
+    e.numerator /= 2;
+    --e.shift;
+  }
+  return e;
+}
+
+// Permute-and-flip (McKenna and Sheldon 2020, Alg. 1). Proof of exactness:
+// their Thm. 1 shows the mechanism that accepts r with probability
+// exp(epsilon (u_r - u*) / (2 Delta)), u* = max_r u_r computed on the data
+// itself, in a uniformly random order, is epsilon-DP (and Prop. 1 that its
+// expected utility is never below the exponential mechanism's). The proof
+// holds for the law of the output, so it holds for this code exactly when
+// (a) the order is exactly uniform: Fisher-Yates with SampleUniformBelow
+// (rejection sampling, exactly uniform on [0, n)); and (b) each coin is
+// exactly Bernoulli(exp(-epsilon (u* - u_r) / 2)): epsilon = n / 2^s and the
+// integer gap g < 2^32 make the exponent n g / 2^(s+1) a ratio of 64-bit
+// integers (n < 2^32, s + 1 <= 62), which SampleBernoulliExpNeg samples
+// exactly (CKS 2020 Alg. 1; up to its overflow event, of probability below
+// 1/2^28!, see discrete_samplers.h). No floating point touches the draw.
+StatusOr<std::size_t> SamplePermuteAndFlip(std::span<const std::int64_t> utilities,
+                                           const ExactEpsilon& epsilon, Generator& gen) {
+  if (utilities.empty()) return InvalidArgumentError("no candidates");
+  if (epsilon.numerator == 0 || epsilon.numerator > kMaxEpsilonNumerator ||
+      epsilon.shift < 0 || epsilon.shift > kMaxEpsilonShift) {
+    return InvalidArgumentError("SamplePermuteAndFlip: epsilon out of range");
+  }
+  const std::int64_t top = *std::max_element(utilities.begin(), utilities.end());
+  std::vector<std::size_t> order(utilities.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const std::uint64_t denominator = std::uint64_t{1} << (epsilon.shift + 1);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const std::size_t j = i + SampleUniformBelow(gen, order.size() - i);
+    std::swap(order[i], order[j]);
+    const std::size_t r = order[i];
+    // top >= u, so the unsigned difference is the true gap (< 2^64). A gap
+    // above kMaxGap is clamped: that is permute-and-flip on
+    // u' = max(u, u* - kMaxGap), again of sensitivity 1 with maximum u*.
+    const std::uint64_t gap = std::min(
+        static_cast<std::uint64_t>(top) - static_cast<std::uint64_t>(utilities[r]), kMaxGap);
+    DPEM_ASSIGN_OR_RETURN(const bool accept,
+                          SampleBernoulliExpNeg(gen, epsilon.numerator * gap, denominator));
+    if (accept) return r;
+  }
+  // Unreachable: the candidate with utility `top` has gap 0 and is accepted.
+  return InternalError("permute-and-flip accepted no candidate");
 }
 
 std::vector<double> BoundsBreakpoints(bool signed_axis) {
@@ -142,54 +221,33 @@ std::vector<double> BoundsBreakpoints(bool signed_axis) {
   return b;
 }
 
-StatusOr<std::size_t> SampleExponentialMechanism(std::span<const double> utilities,
-                                                 double epsilon, double sensitivity,
-                                                 Generator& gen) {
-  if (utilities.empty()) return InvalidArgumentError("no candidates");
-  if (!(epsilon > 0.0 && std::isfinite(epsilon) && sensitivity > 0.0 &&
-        std::isfinite(sensitivity))) {
-    return InvalidArgumentError("epsilon and sensitivity must be finite and > 0");
-  }
-  std::vector<double> log_w(utilities.size());
-  for (std::size_t j = 0; j < utilities.size(); ++j) {
-    if (!std::isfinite(utilities[j])) return InvalidArgumentError("non-finite utility");
-    log_w[j] = epsilon * utilities[j] / (2.0 * sensitivity);
-  }
-  // Weights relative to the largest, so the largest is 1 and none overflows.
-  const double top = *std::max_element(log_w.begin(), log_w.end());
-  double total = 0.0;
-  for (double& w : log_w) total += (w = std::exp(w - top));
-  const double target = gen.UniformOpen01() * total;
-  double cumulative = 0.0;
-  for (std::size_t j = 0; j < log_w.size(); ++j) {
-    cumulative += log_w[j];
-    if (target < cumulative) return j;
-  }
-  // Rounding of the cumulative sum: the last candidate of positive weight.
-  std::size_t last = log_w.size() - 1;
-  while (last > 0 && log_w[last] == 0.0) --last;
-  return last;
-}
-
 StatusOr<double> PrivateQuantile(std::span<const double> sorted, double q,
                                  std::span<const double> breakpoints, bool include_lower,
                                  double epsilon, int refinement_points,
                                  const std::string& label, Generator& gen,
-                                 PrivacyLedger& ledger) {
+                                 PrivacyLedger& ledger, double coarse_share,
+                                 RefinementGrid grid_kind) {
   if (sorted.empty() || breakpoints.size() < 2 || !(q > 0.0 && q < 1.0)) {
     return InvalidArgumentError("PrivateQuantile: empty data, < 2 breakpoints or q not in (0, 1)");
   }
-  const double t = q * static_cast<double>(sorted.size());
-  const double e_coarse = epsilon * kQuantileCoarseShare;
-  const double e_fine = epsilon - e_coarse;
-  const std::vector<double> coarse = IntervalUtilities(sorted, t, breakpoints);
-  DPEM_ASSIGN_OR_RETURN(const std::size_t j, SampleExponentialMechanism(coarse, e_coarse, 1.0, gen));
-  DPEM_RETURN_IF_ERROR(RecordExponentialMechanism(e_coarse, label + " / coarse bracket", ledger));
-  const std::vector<double> grid =
-      LinearGrid(breakpoints[j], breakpoints[j + 1], refinement_points, include_lower);
-  const std::vector<double> fine = RankUtilities(sorted, grid, t);
-  DPEM_ASSIGN_OR_RETURN(const std::size_t i, SampleExponentialMechanism(fine, e_fine, 1.0, gen));
-  DPEM_RETURN_IF_ERROR(RecordExponentialMechanism(e_fine, label + " / refinement", ledger));
+  if (!(coarse_share > 0.0 && coarse_share < 1.0)) {
+    return InvalidArgumentError("PrivateQuantile: coarse_share must be in (0, 1)");
+  }
+  // Public integer target rank: q and N are public.
+  const auto t = static_cast<std::int64_t>(std::floor(q * static_cast<double>(sorted.size()) + 0.5));
+  DPEM_ASSIGN_OR_RETURN(const ExactEpsilon e_coarse, ExactEpsilonAtMost(epsilon * coarse_share));
+  DPEM_ASSIGN_OR_RETURN(const ExactEpsilon e_fine,
+                        ExactEpsilonAtMost(epsilon * (1.0 - coarse_share)));
+  const std::vector<std::int64_t> coarse = IntervalUtilities(sorted, t, breakpoints);
+  DPEM_ASSIGN_OR_RETURN(const std::size_t j, SamplePermuteAndFlip(coarse, e_coarse, gen));
+  DPEM_RETURN_IF_ERROR(RecordPermuteAndFlip(e_coarse.value(), label + " / coarse bracket", ledger));
+  const double a = breakpoints[j], b = breakpoints[j + 1];
+  const std::vector<double> grid = grid_kind == RefinementGrid::kLog2 && a > 0.0
+                                       ? Log2Grid(a, refinement_points)
+                                       : LinearGrid(a, b, refinement_points, include_lower);
+  const std::vector<std::int64_t> fine = RankUtilities(sorted, grid, t);
+  DPEM_ASSIGN_OR_RETURN(const std::size_t i, SamplePermuteAndFlip(fine, e_fine, gen));
+  DPEM_RETURN_IF_ERROR(RecordPermuteAndFlip(e_fine.value(), label + " / refinement", ledger));
   return grid[i];
 }
 

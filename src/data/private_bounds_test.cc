@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <vector>
 
@@ -27,41 +28,67 @@ TEST(PrivateBoundsTest, ValidateRefusesAMissingEpsilon) {
             StatusCode::kInvalidArgument);
 }
 
-// Data {1, 2, 3}, median (t = 1.5), breakpoints {0, 4, 8}, epsilon 2 (1 per
-// step), 4 refinement points. By hand: the coarse utilities are 0 for [0, 4)
-// (t lies between #{x<0} = 0 and #{x<4} = 3) and -1.5 for [4, 8); in [0, 4]
-// the candidates 0..4 have #{x<v} = 0, 0, 1, 2, 3, utilities -1.5, -1.5,
-// -0.5, -0.5, -1.5; in [4, 8] all have -1.5 (uniform). Weights exp(u / 2).
-std::map<int, double> ExactQuantileProbabilities() {
-  const double a = std::exp(-0.75), b = std::exp(-0.25);
-  const double first = 1.0 / (1.0 + a), second = a / (1.0 + a);
-  const double low = a / (3 * a + 2 * b), high = b / (3 * a + 2 * b);
-  std::map<int, double> p = {{0, first * low}, {1, first * low}, {2, first * high},
-                             {3, first * high}, {4, first * low + second / 5}};
-  for (int v = 5; v <= 8; ++v) p[v] = second / 5;
+TEST(PrivateBoundsTest, ExactEpsilonRoundsDownToADyadicRational) {
+  EXPECT_EQ(ExactEpsilonAtMost(0.25)->value(), 0.25);
+  EXPECT_EQ(ExactEpsilonAtMost(0.375)->value(), 0.375);
+  for (double e : {0.1, 0.05 * 3 / 16, 1.0 / 3, 7.3, 1e-9}) {
+    const ExactEpsilon x = *ExactEpsilonAtMost(e);
+    EXPECT_LE(x.value(), e);
+    EXPECT_GE(x.value(), e * (1 - std::ldexp(1.0, -31)));
+    EXPECT_LT(x.numerator, std::uint64_t{1} << 32);
+  }
+  EXPECT_FALSE(ExactEpsilonAtMost(0.0).ok());
+  EXPECT_FALSE(ExactEpsilonAtMost(std::nan("")).ok());
+}
+
+// Permute-and-flip's law, computed independently by enumerating the 4! = 24
+// orders: in order (r_1, ..., r_4), r_i is the output with probability
+// prod_{k<i} (1 - p(r_k)) p(r_i), p(r) = exp(-e (u* - u_r) / 2).
+std::vector<double> EnumeratedPermuteAndFlip(const std::vector<std::int64_t>& u, double e) {
+  const std::int64_t top = *std::max_element(u.begin(), u.end());
+  std::vector<int> order(u.size());
+  for (std::size_t i = 0; i < u.size(); ++i) order[i] = static_cast<int>(i);
+  std::vector<double> p(u.size(), 0.0);
+  double orders = 0.0;
+  do {
+    orders += 1.0;
+    double none_yet = 1.0;
+    for (int r : order) {
+      const double accept = std::exp(-e * static_cast<double>(top - u[r]) / 2);
+      p[r] += none_yet * accept;
+      none_yet *= 1.0 - accept;
+    }
+  } while (std::next_permutation(order.begin(), order.end()));
+  for (double& x : p) x /= orders;
   return p;
 }
 
-TEST(PrivateBoundsTest, QuantileDistributionMatchesTheExactProbabilities) {
-  const std::vector<double> data = {1, 2, 3}, breakpoints = {0, 4, 8};
-  const std::map<int, double> p = ExactQuantileProbabilities();
-  constexpr int kDraws = 100000;
-  std::map<int, int> counts;
+TEST(PrivateBoundsTest, PermuteAndFlipMatchesTheEnumeratedProbabilities) {
+  const std::vector<std::int64_t> u = {0, -1, -1, -3};
+  const ExactEpsilon e = *ExactEpsilonAtMost(1.5);
+  const std::vector<double> p = EnumeratedPermuteAndFlip(u, e.value());
+  constexpr int kDraws = 200000;
+  std::vector<int> counts(u.size(), 0);
   Generator gen = Generator::FromSeed(7);
-  for (int i = 0; i < kDraws; ++i) {
-    PrivacyLedger ledger;
-    StatusOr<double> v = PrivateQuantile(data, 0.5, breakpoints, true, 2.0, 4, "q", gen, ledger);
-    ASSERT_TRUE(v.ok());
-    ++counts[static_cast<int>(std::lround(*v))];
-  }
+  for (int i = 0; i < kDraws; ++i) ++counts[*SamplePermuteAndFlip(u, e, gen)];
   double chi2 = 0.0;
-  for (const auto& [v, prob] : p) {
-    const double expected = prob * kDraws;
-    chi2 += (counts[v] - expected) * (counts[v] - expected) / expected;
+  for (std::size_t r = 0; r < u.size(); ++r) {
+    const double expected = p[r] * kDraws;
+    chi2 += (counts[r] - expected) * (counts[r] - expected) / expected;
   }
-  EXPECT_EQ(counts.size(), p.size());
-  // 9 categories, 8 degrees of freedom: P(chi2 > 41) < 1e-6.
-  EXPECT_LT(chi2, 41.0);
+  // 4 categories, 3 degrees of freedom: P(chi2 > 30) < 2e-6.
+  EXPECT_LT(chi2, 30.0);
+  // Permute-and-flip's known closed form for the top candidate of two
+  // candidates with gap g: (1 + (1 - a)) / 2 = 1 - a/2, a = exp(-e g / 2).
+  const std::vector<double> two = EnumeratedPermuteAndFlip({0, -2}, 1.0);
+  EXPECT_NEAR(two[0], 1 - std::exp(-1.0) / 2, 1e-12);
+}
+
+TEST(PrivateBoundsTest, PermuteAndFlipHandlesExtremeGaps) {
+  const std::vector<std::int64_t> u = {std::numeric_limits<std::int64_t>::min(), 5,
+                                       std::numeric_limits<std::int64_t>::max()};
+  Generator gen = Generator::FromSeed(1);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(*SamplePermuteAndFlip(u, *ExactEpsilonAtMost(1), gen), 2u);
 }
 
 TEST(PrivateBoundsTest, MedianLandsNearTheTrueMedian) {
@@ -125,7 +152,7 @@ TEST(PrivateBoundsTest, LedgerHoldsEveryRelease) {
     if (i < steps.size()) {
       EXPECT_EQ(r.sensitivity, 1.0);
       EXPECT_DOUBLE_EQ(1.0 / r.NoiseMultiplier(), steps[i]);
-      EXPECT_NE(r.label.find("exponential mechanism"), std::string::npos);
+      EXPECT_NE(r.label.find("permute-and-flip"), std::string::npos);
     } else {
       EXPECT_NEAR(1.0 / r.NoiseMultiplier(), 0.25, 1e-3);
     }

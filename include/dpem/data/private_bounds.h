@@ -2,22 +2,26 @@
 // who know no centre and radius of their data (docs/bounds.md).
 //
 // ReleasePrivateBounds releases a centre c (one private median per
-// coordinate) and a radius R (a private high quantile of ||x - c||), each by
-// the exponential mechanism over a data-independent grid (McSherry and
-// Talwar 2007, Thm 6), and a noisy count of the records outside the released
-// ball, so that the user learns from released values when most records would
-// be clipped. The releases compose by basic composition (Dwork and Roth 2014,
-// Thm 3.16): the result is pure epsilon-DP under replace-one neighbours (N
-// public). Using the released domain in a later fit of the same data is
-// post-processing of the bounds; the fit's own cost adds (ComposeBoundsWithFit).
+// coordinate) and a radius R (a private quantile of ||x - c||), each by
+// permute-and-flip (McKenna and Sheldon 2020, Thm. 1: pure epsilon-DP like
+// the exponential mechanism, never worse in expected utility) over a
+// data-independent grid, sampled EXACTLY (integer utilities, a dyadic
+// epsilon, CKS 2020 Bernoulli(exp(-g)) coins from the Generator's integers),
+// and a noisy count of the records outside the released ball, so that the
+// user learns from released values when most records would be clipped. The
+// releases compose by basic composition (Dwork and Roth 2014, Thm 3.16): the
+// result is pure epsilon-DP under replace-one neighbours (N public). Using
+// the released domain in a later fit of the same data is post-processing of
+// the bounds; the fit's own cost adds (ComposeBoundsWithFit).
 //
-// The exponential-mechanism releases are recorded in the ledger as DISCRETE
-// Laplace releases with sensitivity 1 and noise scale 1/e (noise multiplier
-// 1/e): every accountant treats a discrete Laplace release with multiplier z
-// as an arbitrary pure (1/z)-DP mechanism (docs/accounting.md, "Discrete
-// noise": PureDpRdp, (1/z, 0), (1/z)^2/2 zCDP), and those bounds hold for
-// every pure (1/z)-DP mechanism, the exponential mechanism at epsilon e among
-// them (KOV 2015 Thm 2.1; Bun and Steinke 2016 Prop 1.4).
+// Each permute-and-flip step's epsilon is rounded DOWN to a dyadic rational
+// e (ExactEpsilonAtMost) and recorded in the ledger as a DISCRETE Laplace
+// release with sensitivity 1 and noise multiplier z, 1/z >= e: every
+// accountant treats a discrete Laplace release with multiplier z as an
+// arbitrary pure (1/z)-DP mechanism (docs/accounting.md, "Discrete noise":
+// PureDpRdp, (1/z, 0), (1/z)^2/2 zCDP), and those bounds hold for every pure
+// (1/z)-DP mechanism, permute-and-flip at e included (KOV 2015 Thm 2.1; Bun
+// and Steinke 2016 Prop 1.4).
 //
 // Thread safety: the functions are reentrant; they use only their arguments.
 #ifndef DPEM_DATA_PRIVATE_BOUNDS_H_
@@ -99,36 +103,68 @@ StatusOr<PrivateBounds> ReleasePrivateBounds(const RowSource& x,
                                              const PrivateBoundsOptions& options,
                                              Generator& gen);
 
-// Exponential mechanism (McSherry and Talwar 2007): draws index j with
-// probability proportional to exp(epsilon u_j / (2 sensitivity)), from
-// log-space weights and one Generator::UniformOpen01() (inverse CDF).
-// Floating-point caveat: the draw resolves probabilities only to about
-// 2^-53 of the total weight, so a candidate whose ideal probability is far
-// below that is never drawn; the realised mechanism is within total
-// variation M 2^-52 of the ideal one (M candidates). Requires utilities
-// non-empty and finite, epsilon and sensitivity finite and > 0.
-StatusOr<std::size_t> SampleExponentialMechanism(std::span<const double> utilities,
-                                                 double epsilon, double sensitivity,
-                                                 Generator& gen);
+// An epsilon held exactly as a dyadic rational numerator / 2^shift, with
+// numerator < 2^32 and shift <= 61, so that every exponent of
+// SamplePermuteAndFlip is an exact ratio of 64-bit integers.
+struct ExactEpsilon {
+  std::uint64_t numerator = 0;
+  int shift = 0;
+  // numerator * 2^-shift: exact in a double (numerator < 2^32).
+  double value() const;
+};
+
+// The largest dyadic epsilon' = n / 2^s <= epsilon with n < 2^32, s <= 61
+// (epsilon' = epsilon whenever epsilon is such a rational, e.g. 0.25;
+// otherwise epsilon' >= epsilon (1 - 2^-31)). Rounding DOWN keeps the
+// ledger, which records epsilon', exact. InvalidArgument for epsilon not
+// finite or below 2^-61.
+StatusOr<ExactEpsilon> ExactEpsilonAtMost(double epsilon);
+
+// Permute-and-flip (McKenna and Sheldon 2020, Alg. 1), sensitivity 1: visits
+// the candidates in a uniformly random order (Fisher-Yates with
+// SampleUniformBelow, exactly uniform) and returns the first r accepted, r
+// accepted with probability exp(-epsilon (u_max - u_r) / 2), u_max the
+// largest utility, by SampleBernoulliExpNeg with the exact exponent
+// numerator (u_max - u_r) / 2^(shift + 1). The candidate with u_max is
+// accepted surely, so it ends within M steps. Exactly epsilon-DP when every
+// utility has sensitivity 1 (McKenna and Sheldon 2020, Thm. 1; a gap
+// u_max - u_r above 2^32 - 1 is clamped to it, which is permute-and-flip on
+// max(u_r, u_max - 2^32 + 1), again of sensitivity 1). Requires utilities
+// non-empty and epsilon from ExactEpsilonAtMost.
+StatusOr<std::size_t> SamplePermuteAndFlip(std::span<const std::int64_t> utilities,
+                                           const ExactEpsilon& epsilon, Generator& gen);
+
+// How PrivateQuantile refines the chosen bracket [a, b].
+enum class RefinementGrid {
+  // a + (b - a) j / M, j = (include_lower ? 0 : 1) .. M.
+  kLinear,
+  // a 2^(j/M), j = 1 .. M when a > 0 (b = 2a for octave breakpoints); the
+  // linear grid when a = 0.
+  kLog2,
+};
 
 // The epsilon-DP quantile of `sorted` (ascending, N >= 1 values) in two
-// exponential-mechanism steps, each recorded in `ledger` as described in the
-// file comment: (1) over the intervals between consecutive `breakpoints`
-// (ascending, >= 2), utility -max(0, #{x < a} - qN, qN - #{x < b}) for
-// [a, b], at epsilon * kQuantileCoarseShare; (2) over the linear grid
-// a + (b - a) j / M, j = (include_lower ? 0 : 1) .. M, utility
-// -|#{x < v} - qN|, at the rest. Both utilities have sensitivity 1 under
-// replace-one. `label` prefixes the ledger labels.
+// permute-and-flip steps with the integer target rank t = floor(qN + 1/2)
+// (public), each recorded in `ledger` as described in the file comment:
+// (1) over the intervals between consecutive `breakpoints` (ascending,
+// >= 2), utility -max(0, #{x < a} - t, t - #{x < b}) for [a, b], at
+// epsilon * coarse_share; (2) over the refinement grid of M =
+// refinement_points candidates in the chosen bracket, utility
+// -|#{x < v} - t|, at the rest. Both utilities are integers of sensitivity 1
+// under replace-one. Each step's epsilon is rounded down to an ExactEpsilon
+// and the ledger records the rounded value. `label` prefixes the labels.
 StatusOr<double> PrivateQuantile(std::span<const double> sorted, double q,
                                  std::span<const double> breakpoints, bool include_lower,
                                  double epsilon, int refinement_points,
                                  const std::string& label, Generator& gen,
-                                 PrivacyLedger& ledger);
+                                 PrivacyLedger& ledger,
+                                 double coarse_share = kQuantileCoarseShare,
+                                 RefinementGrid grid = RefinementGrid::kLinear);
 
 // The refinement step's utilities: -|#{x in sorted : x < v} - t| for each
 // candidate v (sensitivity 1 under replace-one: one count moves by <= 1).
-std::vector<double> RankUtilities(std::span<const double> sorted,
-                                  std::span<const double> candidates, double t);
+std::vector<std::int64_t> RankUtilities(std::span<const double> sorted,
+                                        std::span<const double> candidates, std::int64_t t);
 
 // The coarse breakpoints: signed (-2^40 .. -2^-40, 0, 2^-40 .. 2^40) for
 // medians, or non-negative (0, 2^-40 .. 2^40) for norms.
