@@ -21,7 +21,8 @@ using nlohmann::json;
 struct BoundsFlags {
   std::string input;
   std::string epsilon_text;
-  double quantile = 0.95;
+  double quantile = 0.9;
+  double radius_inflation = 1.5;
   std::optional<std::string> seed;
   std::string output;
   bool json_output = false;
@@ -33,6 +34,7 @@ Status RunBounds(const BoundsFlags& f) {
   DPEM_ASSIGN_OR_RETURN(options.epsilon, ParseEpsilonFlag("--epsilon", f.epsilon_text));
   DPEM_RETURN_IF_ERROR(RequireUsableEpsilon("--epsilon", options.epsilon));
   options.quantile = f.quantile;
+  options.radius_inflation = f.radius_inflation;
   DPEM_RETURN_IF_ERROR(options.Validate());
   if (!f.output.empty()) DPEM_RETURN_IF_ERROR(internal::CheckCanCreate(f.output));
   // Pure DP: delta 0 is charged.
@@ -66,6 +68,7 @@ json BoundsToJson(const PrivateBounds& b, const PrivateBoundsOptions& options) {
   json j = {{"data_center", std::vector<double>(c.data(), c.data() + c.size())},
             {"data_norm", b.domain.data_norm},
             {"quantile", options.quantile},
+            {"radius_inflation", options.radius_inflation},
             {"outside_count_noisy", b.outside_count_noisy},
             {"outside_fraction_noisy", b.outside_fraction_noisy}};
   j["privacy"] = {{"epsilon", b.epsilon},
@@ -118,7 +121,10 @@ Command AddBoundsCommand(CLI::App& root) {
   app->add_option("--input", f->input, "Data: .csv or .npy")->required();
   app->add_option("--epsilon", f->epsilon_text, "Pure epsilon of the bounds (> 0)")->required();
   app->add_option("--quantile", f->quantile,
-                  "Quantile of ||x - c|| released as the radius, in (0, 1) (default 0.95)");
+                  "Quantile of ||x - c|| released privately, in (0, 1) (default 0.9)");
+  app->add_option("--radius-inflation", f->radius_inflation,
+                  "Public factor >= 1: the radius is this times the released quantile "
+                  "(default 1.5)");
   app->add_option("--output", f->output, "Write the bounds as JSON (read by fit --bounds)");
   app->add_flag("--json", f->json_output, "Print the JSON on stdout instead of the flags");
   app->add_option("--seed", f->seed,

@@ -131,6 +131,9 @@ Status PrivateBoundsOptions::Validate() const {
   if (!(quantile > 0.0 && quantile < 1.0)) {
     return InvalidArgumentError("bounds quantile must be in (0, 1)");
   }
+  if (!(radius_inflation >= 1.0 && std::isfinite(radius_inflation))) {
+    return InvalidArgumentError("bounds radius_inflation must be finite and >= 1");
+  }
   if (refinement_points < 2 || refinement_points > kMaxRefinementPoints) {
     return InvalidArgumentError("bounds refinement_points must be in [2, 2^20]");
   }
@@ -276,11 +279,13 @@ StatusOr<PrivateBounds> ReleasePrivateBounds(const RowSource& x,
   // Columns are sorted independently now; recover the rows from the source.
   cols = ReadColumns(x);
   const std::vector<double> norms = SortedDistances(cols, out.domain.center);
-  DPEM_ASSIGN_OR_RETURN(out.domain.data_norm,
+  DPEM_ASSIGN_OR_RETURN(const double radius_quantile,
                         PrivateQuantile(norms, options.quantile, BoundsBreakpoints(false), false,
                                         options.epsilon * kBoundsRadiusShare,
-                                        options.refinement_points,
-                                        "bounds / radius quantile", gen, out.ledger));
+                                        kRadiusRefinementPoints, "bounds / radius quantile",
+                                        gen, out.ledger, kRadiusCoarseShare,
+                                        RefinementGrid::kLog2));
+  out.domain.data_norm = options.radius_inflation * radius_quantile;
   DPEM_RETURN_IF_ERROR(ReleaseOutsideCount(norms, out.domain.data_norm,
                                            options.epsilon * kBoundsOutsideShare, gen, out));
   out.epsilon = LedgerPureEpsilon(out.ledger);

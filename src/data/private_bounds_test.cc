@@ -140,9 +140,10 @@ TEST(PrivateBoundsTest, LedgerHoldsEveryRelease) {
   o.epsilon = 2.0;
   Generator gen = Generator::FromSeed(10);
   const PrivateBounds b = *ReleasePrivateBounds(source, o, gen);
-  // Per coordinate: 2 steps at 2 * 1/2 / 2 / 2 = 0.25; radius: 2 steps at
-  // 2 * 3/8 / 2 = 0.375; outside count: discrete Laplace at 2/8 = 0.25.
-  const std::vector<double> steps = {0.25, 0.25, 0.25, 0.25, 0.375, 0.375};
+  // Per coordinate: 2 steps at 2 * 1/2 / 2 / 2 = 0.25; radius: 2 * 7/16 =
+  // 0.875 split 3/4 (0.65625), 1/4 (0.21875); outside count: discrete
+  // Laplace at 2/16 = 0.125. All dyadic, so recorded exactly.
+  const std::vector<double> steps = {0.25, 0.25, 0.25, 0.25, 0.65625, 0.21875};
   ASSERT_EQ(b.ledger.size(), 7u);
   for (std::size_t i = 0; i < b.ledger.size(); ++i) {
     const Release& r = b.ledger.releases()[i];
@@ -154,7 +155,7 @@ TEST(PrivateBoundsTest, LedgerHoldsEveryRelease) {
       EXPECT_DOUBLE_EQ(1.0 / r.NoiseMultiplier(), steps[i]);
       EXPECT_NE(r.label.find("permute-and-flip"), std::string::npos);
     } else {
-      EXPECT_NEAR(1.0 / r.NoiseMultiplier(), 0.25, 1e-3);
+      EXPECT_NEAR(1.0 / r.NoiseMultiplier(), 0.125, 1e-3);
     }
   }
   EXPECT_NEAR(b.epsilon, 2.0, 2e-3);

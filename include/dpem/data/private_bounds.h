@@ -50,14 +50,19 @@ inline constexpr int kBoundsMinExponent = -40;
 inline constexpr int kBoundsMaxExponent = 40;
 
 // The budget split of ReleasePrivateBounds, the named rule
-// "centre 1/2, radius 3/8, outside count 1/8": epsilon/2 for the centre,
-// split equally over the d coordinates' medians; 3 epsilon/8 for the radius
-// quantile; epsilon/8 for the noisy outside count. Each quantile spends half
-// its share on the coarse step and half on the refinement (kCoarseShare).
+// "centre 1/2, radius 7/16, outside count 1/16": epsilon/2 for the centre,
+// split equally over the d coordinates' medians; 7 epsilon/16 for the radius
+// quantile; epsilon/16 for the noisy outside count. Each median spends half
+// its share on the coarse step and half on the refinement
+// (kQuantileCoarseShare); the radius spends 3/4 on the coarse octave and 1/4
+// on a log2 grid of kRadiusRefinementPoints points inside it (a radius's
+// error is relative: the octave matters most).
 inline constexpr double kBoundsCentreShare = 0.5;
-inline constexpr double kBoundsRadiusShare = 0.375;
-inline constexpr double kBoundsOutsideShare = 0.125;
+inline constexpr double kBoundsRadiusShare = 0.4375;
+inline constexpr double kBoundsOutsideShare = 0.0625;
 inline constexpr double kQuantileCoarseShare = 0.5;
+inline constexpr double kRadiusCoarseShare = 0.75;
+inline constexpr int kRadiusRefinementPoints = 16;
 // Every release of ReleasePrivateBounds has a label starting with this; a
 // model file's ledger lists them before the fit's own releases.
 inline constexpr const char* kBoundsLabelPrefix = "bounds / ";
@@ -65,15 +70,22 @@ inline constexpr const char* kBoundsLabelPrefix = "bounds / ";
 struct PrivateBoundsOptions {
   // Total pure epsilon of the bounds. No default (NaN); finite and > 0.
   double epsilon = std::numeric_limits<double>::quiet_NaN();
-  // The quantile of ||x - c|| released as R, in (0, 1). Default 0.95: about
-  // 5% of the records are clipped when the mechanism is accurate.
-  double quantile = 0.95;
+  // The quantile q of ||x - c|| that is released privately, in (0, 1); R is
+  // radius_inflation times it. Default 0.9: overshooting the q-quantile
+  // costs rank error up to (1 - q) N, so a lower q makes far too large radii
+  // much less likely at small epsilon (docs/bounds.md).
+  double quantile = 0.9;
+  // Public factor >= 1 applied to the released quantile (post-processing).
+  // Default 1.5 (for a 2-D Gaussian the 0.9-quantile of the distance times
+  // 1.5 is about the 0.996-quantile).
+  double radius_inflation = 1.5;
   // Points of the linear grid of the refinement step inside the chosen
   // coarse bracket, in [2, 2^20]. Default 4096.
   int refinement_points = 4096;
 
   // InvalidArgument for a missing or non-positive epsilon, a quantile
-  // outside (0, 1) or a grid size outside [2, 2^20].
+  // outside (0, 1), a radius_inflation not finite or < 1, or a grid size
+  // outside [2, 2^20].
   Status Validate() const;
 };
 
