@@ -13,6 +13,8 @@ Command AddAccountCommand(CLI::App& root);
 Command AddCalibrateCommand(CLI::App& root);
 // dpem sample-noise: draws from dpem's noise samplers (for inspection).
 Command AddSampleNoiseCommand(CLI::App& root);
+// dpem bounds: a private domain of the data (bounds_command.cc).
+Command AddBoundsCommand(CLI::App& root);
 // dpem budget init / show: the privacy-budget ledger (budget_command.cc).
 Command AddBudgetCommand(CLI::App& root);
 

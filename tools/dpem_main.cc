@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
       AddFitGradientEmCommand(fit), AddScoreCommand(app),     AddPredictCommand(app),
       AddSampleCommand(app),        AddTransformCommand(app), AddGenerateCommand(app),
       AddAccountCommand(app),       AddCalibrateCommand(app), AddSampleNoiseCommand(app),
-      AddBudgetCommand(app)};
+      AddBudgetCommand(app),        AddBoundsCommand(app)};
   if (argc > 1 && argv[1][0] != '-') {
     std::string accepted;
     bool known = false;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dpem/models/gmm_model_io.h"
+#include "dpem/data/private_bounds.h"
 #include "models/ledger_json.h"
 
 namespace dpem {
@@ -203,7 +204,14 @@ StatusOr<GmmFit> FitFrom(const json& model) {
       fit.guarantee.mechanisms == GmmMechanisms::kJoint
           ? 1
           : static_cast<std::size_t>(2 * fit.parameters.components() + 1);
-  const std::size_t expected = static_cast<std::size_t>(fit.iterations) * per_iteration;
+  // Releases of a domain released inside the fit (--data-norm auto) are
+  // listed first, each labelled with kBoundsLabelPrefix.
+  std::size_t bounds_releases = 0;
+  for (const Release& r : fit.guarantee.ledger.releases()) {
+    bounds_releases += r.label.rfind(kBoundsLabelPrefix, 0) == 0 ? 1 : 0;
+  }
+  const std::size_t expected =
+      static_cast<std::size_t>(fit.iterations) * per_iteration + bounds_releases;
   if (fit.guarantee.is_private && fit.guarantee.ledger.size() != expected) {
     return InvalidArgumentError("a private model of " + std::to_string(fit.iterations) +
                                 " iterations must list " + std::to_string(expected) +

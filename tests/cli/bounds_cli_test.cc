@@ -1,0 +1,107 @@
+// End-to-end tests of `dpem bounds` and `dpem fit gmm --data-norm auto`
+// (docs/bounds.md): a domain released from data far from the origin, read
+// back by fit --bounds, composed into a fit's ledger, charged to a budget.
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using dpem::cli_testing::ReadFile;
+using dpem::cli_testing::RunDpem;
+using dpem::cli_testing::RunResult;
+using nlohmann::json;
+
+const std::string& Dir() { return dpem::cli_testing::ProcessScratchDir(); }
+
+// 2000 deterministic records in a 0.2 x 0.2 square around (100, -50): far
+// from the origin, as in the issue.
+std::string FarData() {
+  const std::string path = Dir() + "far.csv";
+  std::ofstream out(path);
+  for (int i = 0; i < 2000; ++i) {
+    out << 100.0 + 0.1 * ((i % 41) / 20.0 - 1) << "," << -50.0 + 0.1 * ((i % 37) / 18.0 - 1)
+        << "\n";
+  }
+  return path;
+}
+
+double MeanLogLikelihood(const std::string& model, const std::string& data) {
+  const RunResult r = RunDpem("score --json --model " + model + " --input " + data);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return json::parse(r.out).at("mean_log_likelihood").get<double>();
+}
+
+TEST(BoundsCliTest, ReleasesADomainThatFitReads) {
+  const std::string data = FarData(), out = Dir() + "bounds.json";
+  fs::remove(out);
+  const RunResult r =
+      RunDpem("bounds --input " + data + " --epsilon 4 --seed 1 --output " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("--data-norm "), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("guarantee is VOID"), std::string::npos) << r.err;  // Seeded.
+  const json b = json::parse(ReadFile(out));
+  EXPECT_NEAR(b.at("data_center")[0].get<double>(), 100.0, 0.05);
+  EXPECT_NEAR(b.at("data_center")[1].get<double>(), -50.0, 0.05);
+  EXPECT_GT(b.at("data_norm").get<double>(), 0.05);
+  EXPECT_LT(b.at("data_norm").get<double>(), 0.5);
+  EXPECT_EQ(b.at("privacy").at("releases").size(), 7u);
+  EXPECT_TRUE(b.at("privacy").at("guarantee_void").get<bool>());
+  const RunResult fit = RunDpem("fit gmm --input " + data + " --output " + Dir() +
+                                "fromfile.json --components 2 --iterations 3 --epsilon 1 "
+                                "--delta 1e-5 --seed 2 --quiet --bounds " + out);
+  ASSERT_EQ(fit.exit_code, 0) << fit.err;
+}
+
+TEST(BoundsCliTest, AutoDomainFitBeatsAWrongDomainAndCertifiesTheTotal) {
+  const std::string data = FarData(), model = Dir() + "auto.json", bad = Dir() + "bad.json";
+  fs::remove(model);
+  fs::remove(bad);
+  const std::string common = " --input " + data + " --components 2 --iterations 5 "
+                             "--delta 1e-5 --seed 3 --quiet --epsilon 2";
+  RunResult r = RunDpem("fit gmm --output " + model + common +
+                        " --data-norm auto --bounds-epsilon 0.5");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = RunDpem("fit gmm --output " + bad + common + " --data-norm 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json p = json::parse(ReadFile(model)).at("privacy");
+  EXPECT_EQ(p.at("releases").size(), 7u + 5u);  // Bounds, then one per iteration.
+  EXPECT_NEAR(p.at("target_epsilon").get<double>(), 2.0, 2e-3);
+  EXPECT_LE(p.at("epsilon").get<double>(), p.at("target_epsilon").get<double>());
+  EXPECT_GT(MeanLogLikelihood(model, data), MeanLogLikelihood(bad, data) + 100.0);
+}
+
+TEST(BoundsCliTest, RefusesInconsistentFlags) {
+  const std::string data = FarData(), base = "fit gmm --input " + data + " --output " + Dir() +
+                                             "never.json --components 2 --iterations 2 "
+                                             "--delta 1e-5 --epsilon 1";
+  EXPECT_EQ(RunDpem(base + " --data-norm auto").exit_code, 2);
+  EXPECT_EQ(RunDpem(base + " --data-norm auto --bounds-epsilon 1").exit_code, 2);
+  EXPECT_EQ(RunDpem(base + " --data-norm 1 --bounds-epsilon 0.1").exit_code, 2);
+  EXPECT_EQ(RunDpem(base + " --data-norm auto --bounds-epsilon 0.1 --data-center 1,2").exit_code,
+            2);
+  EXPECT_EQ(RunDpem("bounds --input " + data).exit_code, 2);  // No --epsilon.
+  EXPECT_EQ(RunDpem("bounds --input " + data + " --epsilon 1 --quantile 1").exit_code, 2);
+  EXPECT_FALSE(fs::exists(Dir() + "never.json"));
+}
+
+TEST(BoundsCliTest, ChargesTheBudgetBeforeReadingTheData) {
+  const std::string data = FarData(), budget = Dir() + "bounds_budget.db";
+  fs::remove(budget);
+  ASSERT_EQ(RunDpem("budget init --budget-file " + budget + " --input " + data +
+                    " --epsilon 1 --delta 1e-5").exit_code, 0);
+  const std::string bounds = "bounds --input " + data + " --budget-file " + budget +
+                             " --epsilon 0.6 --json";
+  EXPECT_EQ(RunDpem(bounds).exit_code, 0);
+  const RunResult r = RunDpem(bounds);  // 1.2 > 1.
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("exceeded"), std::string::npos) << r.err;
+}
+
+}  // namespace
