@@ -74,7 +74,7 @@ json BoundsToJson(const PrivateBounds& b, const PrivateBoundsOptions& options) {
   j["privacy"] = {{"epsilon", b.epsilon},
                   {"delta", 0.0},
                   {"target_epsilon", options.epsilon},
-                  {"composition", "basic (pure DP); split: centre 1/2, radius 3/8, outside count 1/8"},
+                  {"composition", "basic (pure DP); split: centre 1/2, radius 7/16, outside count 1/16"},
                   {"neighbour_relation", std::string(kNeighbourRelation)},
                   {"guarantee_void", b.guarantee_void},
                   {"void_reasons", b.void_reasons},
@@ -90,6 +90,16 @@ StatusOr<DataDomain> ReadBoundsFile(const std::string& path) {
   if (j.is_discarded() || !j.is_object()) return bad("not a JSON object");
   if (!j.contains("data_norm") || !j["data_norm"].is_number()) return bad("no number data_norm");
   if (!j.contains("data_center") || !j["data_center"].is_array()) return bad("no array data_center");
+  // A domain released without a guarantee (e.g. seeded) would void the fit's
+  // silently: refuse it before the data is read (review finding).
+  if (!j.contains("privacy") || !j["privacy"].is_object() ||
+      !j["privacy"].contains("guarantee_void") || !j["privacy"]["guarantee_void"].is_boolean()) {
+    return bad("no privacy.guarantee_void: not a file written by dpem bounds");
+  }
+  if (j["privacy"]["guarantee_void"].get<bool>()) {
+    return bad("its guarantee is void (e.g. it was released with --seed); a fit on that "
+               "domain cannot claim one: release the bounds again without a seed");
+  }
   DataDomain d;
   d.data_norm = j["data_norm"].get<double>();
   d.center.resize(static_cast<Eigen::Index>(j["data_center"].size()));

@@ -7,6 +7,7 @@
 
 #include "dpem/mechanisms/additive_noise.h"
 #include "dpem/random/discrete_samplers.h"
+#include "internal/discrete_noise.h"
 #include "internal/guarantee.h"
 #include "internal/numeric.h"
 
@@ -136,6 +137,16 @@ Status PrivateBoundsOptions::Validate() const {
   }
   if (refinement_points < 2 || refinement_points > kMaxRefinementPoints) {
     return InvalidArgumentError("bounds refinement_points must be in [2, 2^20]");
+  }
+  // The outside count's discrete grid depends on public values only: plan it
+  // here, so that an epsilon too small for it fails before the data is read
+  // (and before a budget is charged), not after (review finding).
+  const StatusOr<internal::DiscreteGrid> grid = internal::PlanDiscreteGrid(
+      MechanismKind::kLaplace, 1.0, 1.0 / (epsilon * kBoundsOutsideShare), 1,
+      internal::kExactSumQuantum);
+  if (!grid.ok()) {
+    return InvalidArgumentError("bounds epsilon " + std::to_string(epsilon) +
+                                " is too small for the outside count's release");
   }
   return OkStatus();
 }

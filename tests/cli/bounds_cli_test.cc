@@ -53,10 +53,20 @@ TEST(BoundsCliTest, ReleasesADomainThatFitReads) {
   EXPECT_LT(b.at("data_norm").get<double>(), 0.5);
   EXPECT_EQ(b.at("privacy").at("releases").size(), 7u);
   EXPECT_TRUE(b.at("privacy").at("guarantee_void").get<bool>());
-  const RunResult fit = RunDpem("fit gmm --input " + data + " --output " + Dir() +
-                                "fromfile.json --components 2 --iterations 3 --epsilon 1 "
-                                "--delta 1e-5 --seed 2 --quiet --bounds " + out);
-  ASSERT_EQ(fit.exit_code, 0) << fit.err;
+  const std::string fit = "fit gmm --input " + data + " --output " + Dir() +
+                          "fromfile.json --components 2 --iterations 3 --epsilon 1 "
+                          "--delta 1e-5 --quiet --bounds ";
+  // A seeded (void) domain is refused: the fit could not claim a guarantee.
+  const RunResult refused = RunDpem(fit + out);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("void"), std::string::npos) << refused.err;
+  const std::string keyed = Dir() + "bounds_keyed.json";
+  fs::remove(keyed);
+  ASSERT_EQ(RunDpem("bounds --input " + data + " --epsilon 4 --output " + keyed).exit_code, 0);
+  const RunResult accepted = RunDpem(fit + keyed);
+  ASSERT_EQ(accepted.exit_code, 0) << accepted.err;
+  EXPECT_FALSE(json::parse(ReadFile(Dir() + "fromfile.json"))
+                   .at("privacy").at("guarantee_void").get<bool>());
 }
 
 TEST(BoundsCliTest, AutoDomainFitBeatsAWrongDomainAndCertifiesTheTotal) {
