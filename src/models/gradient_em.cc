@@ -299,6 +299,14 @@ StatusOr<GradientEmFit> FitGradientEm(const GradientEmData& data,
   internal::AppendSeededGeneratorVoidReason(gen, options.IsPrivate(),
                                             fit.guarantee.void_reasons);
   fit.guarantee.guarantee_void = !fit.guarantee.void_reasons.empty();
+  if (options.IsPrivate()) {  // Rehearse a release before the data is read.
+    Eigen::VectorXd zero = Eigen::VectorXd::Zero(data.d());
+    Generator throwaway = Generator::FromSeed(0);
+    PrivacyLedger unused;
+    DPEM_RETURN_IF_ERROR(ReleaseVector(
+        zero, {MechanismKind::kGaussian, plan.sensitivity, plan.multiplier, "rehearsal"},
+        throwaway, unused));
+  }
   DPEM_ASSIGN_OR_RETURN(Eigen::VectorXd beta, InitialBeta(options, data.d(), gen));
   DPEM_ASSIGN_OR_RETURN(const Engine engine, Engine::Create(options.engine));
   DPEM_ASSIGN_OR_RETURN(const MatrixRowSource rows, MatrixRowSource::Borrow(data.x));

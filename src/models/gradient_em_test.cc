@@ -129,6 +129,23 @@ GradientEmOptions PrivateOptions(GradientEmMethod method, int t) {
   return o;
 }
 
+// A release whose discrete grid cannot be formed (a clip so small that the
+// rounding charge swamps the sensitivity) is refused before any draw from
+// the fit's generator: the rehearsal runs on zero statistics before the data
+// is read (review finding: it used to fail after the first pass).
+TEST(GradientEmFitTest, AnUnplannableReleaseFailsBeforeTheFitDrawsAnything) {
+  const GeneratedData g = Make(GradientEmModel::kGmm, 500, 4, 0.0, 22);
+  GradientEmOptions o = PrivateOptions(GradientEmMethod::kClipped, 3);
+  o.clip = 1e-300;
+  Generator gen = Generator::FromSeed(9);
+  Generator fresh = Generator::FromSeed(9);
+  const StatusOr<GradientEmFit> fit = FitGradientEm(g.data, o, gen);
+  ASSERT_FALSE(fit.ok());
+  EXPECT_NE(fit.status().message().find("discrete noise"), std::string::npos)
+      << fit.status().ToString();
+  EXPECT_EQ(gen.UniformOpen01(), fresh.UniformOpen01());  // Nothing drawn: no start, no pass.
+}
+
 TEST(GradientEmFitTest, ReleasesAreRecordedWithTheirSensitivity) {
   const GeneratedData g = Make(GradientEmModel::kGmm, 2000, 4, 0.0, 21);
   for (GradientEmMethod m :

@@ -329,6 +329,13 @@ StatusOr<KmeansFit> FitKmeans(const RowSource& x, const KmeansFitOptions& option
   if (options.IsPrivate()) {
     DPEM_ASSIGN_OR_RETURN(plan, MakePlan(options, x.cols()));
     fit.guarantee.noise_multipliers = plan->multipliers;
+    // Rehearse one iteration's releases on zero statistics (throwaway
+    // generator and ledger) before the data is read: a release that cannot
+    // be planned fails on public values alone.
+    KmeansStatistics zero = KmeansStatistics::Zero(options.components, x.cols());
+    Generator throwaway = Generator::FromSeed(0);
+    PrivacyLedger unused;
+    DPEM_RETURN_IF_ERROR(Privatize(zero, *plan, 1, throwaway, unused));
   }
   DPEM_ASSIGN_OR_RETURN(Eigen::MatrixXd centres,
                         InitialCentres(options, fit.domain, unit, engine, gen));

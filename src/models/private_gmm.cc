@@ -18,6 +18,7 @@
 #include "internal/guarantee.h"
 #include "internal/linear_algebra.h"
 #include "models/gmm_frames.h"
+#include "models/gmm_kernels.h"
 #include "models/gmm_init.h"
 
 namespace dpem {
@@ -309,6 +310,23 @@ Status Iterate(const RowSource& unit, const Engine& engine, const GmmFitOptions&
   return OkStatus();
 }
 
+// Rehearses one iteration's releases on zero statistics, with a throwaway
+// generator and ledger, before the data is read: a release that cannot be
+// planned (a discrete grid too fine for its coordinates) then fails on
+// public values alone, not after a pass over the data (review finding).
+Status RehearseReleases(const GmmFitOptions& o, const ReleasePlan& plan, Eigen::Index d,
+                        double n) {
+  GmmParameters shape;
+  shape.type = o.covariance;
+  shape.weights = Eigen::VectorXd::Constant(o.components, 1.0 / o.components);
+  shape.means = Eigen::MatrixXd::Zero(o.components, d);
+  shape.covariances.assign(static_cast<size_t>(o.components), Eigen::MatrixXd::Identity(d, d));
+  GmmStatistics zero = internal::ZeroStatistics(shape);
+  Generator throwaway = Generator::FromSeed(0);
+  PrivacyLedger unused;
+  return PrivatizeStatistics(zero, plan, o.unsafe_paper_mechanisms, 1, n, throwaway, unused);
+}
+
 // Re-accounts the fit's own ledger and checks it against the calibration:
 // exactly the budgeted releases happened, and they cost at most the target.
 Status Reaccount(const GmmFitOptions& o, const CalibrationResult& cal, GmmGuarantee& g) {
@@ -488,6 +506,7 @@ StatusOr<GmmFit> FitGmm(const RowSource& x, const GmmFitOptions& options, Genera
   if (options.IsPrivate()) {
     DPEM_ASSIGN_OR_RETURN(cal, CalibrateFit(options));
     plan = MakePlan(options, cal->noise_multipliers, x.cols());
+    DPEM_RETURN_IF_ERROR(RehearseReleases(options, *plan, x.cols(), static_cast<double>(x.rows())));
     fit.guarantee.per_release_epsilon = cal->per_release_epsilon;
     fit.guarantee.noise_multipliers = cal->noise_multipliers;
     fit.guarantee.frame_radius = FrameRadius(options, x.cols());
