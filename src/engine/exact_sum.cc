@@ -82,8 +82,14 @@ void ExactSum::WriteTo(const std::vector<StatisticArray>& arrays) const {
 }
 
 ExactSum MergeExactSums(std::vector<ExactSum>& parts) {
-  ExactSum total = std::move(parts.at(0));
-  for (size_t t = 1; t < parts.size(); ++t) total.Add(parts[t]);
+  // Parts of size 0 (a thread that got no block and never allocated) add
+  // nothing; the first allocated part is the base.
+  size_t base = 0;
+  while (base + 1 < parts.size() && parts[base].size() == 0) ++base;
+  ExactSum total = std::move(parts.at(base));
+  for (size_t t = base + 1; t < parts.size(); ++t) {
+    if (parts[t].size() != 0) total.Add(parts[t]);
+  }
   return total;
 }
 

@@ -77,7 +77,8 @@ class ExactSum {
 };
 
 // The exact sum of per-thread ExactSums, merged in thread order (the order
-// does not change the result).
+// does not change the result); parts of size 0 (never allocated) are
+// skipped.
 ExactSum MergeExactSums(std::vector<ExactSum>& parts);
 
 }  // namespace dpem::internal

@@ -84,13 +84,28 @@ StatusOr<Eigen::MatrixXd> SecondMomentSum(const RowSource& unit, const Engine& e
   };
   std::vector<Worker> parts(static_cast<size_t>(engine.threads()),
                             Worker{Eigen::MatrixXd::Zero(d, d), DataMatrix(),
-                                   internal::ExactSum(d * d)});
+                                   internal::ExactSum()});
+  // The lower triangle (what rankUpdate writes), column by column: half the
+  // memory and folding of the whole matrix.
   const auto released = [](Eigen::MatrixXd& m) {
-    return std::vector<internal::StatisticArray>{{m.data(), m.size()}};
+    std::vector<internal::StatisticArray> columns;
+    columns.reserve(static_cast<size_t>(m.cols()));
+    for (Eigen::Index j = 0; j < m.cols(); ++j) {
+      columns.push_back({m.col(j).data() + j, m.rows() - j});
+    }
+    return columns;
   };
+  // Blocks of 1024 rows (ChooseBlockRows(kFaRowDoubles)) rather than the
+  // 64 that d doubles per row would give at d = 4096: every block pays a
+  // fold of d (d + 1) / 2 entries into the exact sum, which costs about a
+  // 64-row rank update's time.
+  constexpr Eigen::Index kFaRowDoubles = 40;
   DPEM_RETURN_IF_ERROR(engine.ForEachBlock(
-      unit, d, [&](int thread, const RowBlock& block, Eigen::Index) {
+      unit, kFaRowDoubles, [&](int thread, const RowBlock& block, Eigen::Index) {
         Worker& w = parts[static_cast<size_t>(thread)];
+        // Allocated by the threads that get a block: d (d + 1) / 2 entries
+        // of 32 bytes each, 268 MB at d = 4096.
+        if (w.exact.size() == 0) w.exact = internal::ExactSum(d * (d + 1) / 2);
         AddSecondMoment(block, w.sum, w.projected);
         w.exact.FoldAndZero(released(w.sum));
         return OkStatus();
