@@ -17,23 +17,23 @@ constexpr double kScale = 4503599627370496.0;  // 2^kExactSumFractionBits
 // (|b| <= 1/2); a 2^52 is an integer, so round(x 2^52) = a 2^52 +
 // round(b 2^52), ties to even as the whole (a 2^52 is even). Scaling by a
 // power of two is exact.
-__int128 ToUnits(double x) {
+Int128 ToUnits(double x) {
   const double clamped = std::isnan(x) ? 0.0 : std::clamp(x, -kLimit, kLimit);
   const double a = std::nearbyint(clamped);
   const double b = clamped - a;
-  const auto whole = static_cast<__int128>(static_cast<std::int64_t>(a)) << kExactSumFractionBits;
+  const auto whole = static_cast<Int128>(static_cast<std::int64_t>(a)) << kExactSumFractionBits;
   return whole + static_cast<std::int64_t>(std::llrint(b * kScale));
 }
 
-constexpr __int128 kOne = 1;
+constexpr Int128 kOne = 1;
 
 // The nearest double to units * quantum, the units clamped to
 // +-2^kExactSumTotalBits: the conversion rounds once, the scaling is exact
 // (the result is far from the subnormal range or zero).
-double FromUnits(__int128 hi, __int128 lo) {
-  const __int128 limit = kOne << kExactSumTotalBits;
-  const __int128 hi_limit = kOne << (kExactSumTotalBits - kExactSumCarryBits);
-  __int128 total = 0;
+double FromUnits(Int128 hi, Int128 lo) {
+  const Int128 limit = kOne << kExactSumTotalBits;
+  const Int128 hi_limit = kOne << (kExactSumTotalBits - kExactSumCarryBits);
+  Int128 total = 0;
   if (hi >= hi_limit) {
     total = limit;
   } else if (hi <= -hi_limit) {
@@ -50,9 +50,9 @@ double FromUnits(__int128 hi, __int128 lo) {
 // addend < 2^105 (a fold) or 2^96 (a merged lo). The carry is the floor of
 // lo / 2^96 (arithmetic shift), so lo returns to [0, 2^96); hi moves by at
 // most 2^9 + 1 per call and cannot overflow in any feasible number of calls.
-void ExactSum::Units::Add(__int128 hi_part, __int128 lo_part) {
+void ExactSum::Units::Add(Int128 hi_part, Int128 lo_part) {
   lo += lo_part;
-  const __int128 carry = lo >> kExactSumCarryBits;
+  const Int128 carry = lo >> kExactSumCarryBits;
   lo -= carry * (kOne << kExactSumCarryBits);
   hi += hi_part + carry;
 }

@@ -43,6 +43,10 @@ inline constexpr int kExactSumTotalBits = 126;
 // The quantum as a number.
 inline constexpr double kExactSumQuantum = 1.0 / 4503599627370496.0;  // 2^-52
 
+// A signed 128-bit integer (a GCC and Clang extension; __extension__ keeps
+// -Wpedantic quiet about it).
+__extension__ typedef __int128 Int128;
+
 // One contiguous array of doubles in a statistic: its first entry and size.
 using StatisticArray = std::pair<double*, Eigen::Index>;
 
@@ -69,9 +73,9 @@ class ExactSum {
  private:
   // One entry: hi 2^kExactSumCarryBits + lo units, |lo| < 2^kExactSumCarryBits.
   struct Units {
-    __int128 hi = 0;
-    __int128 lo = 0;
-    void Add(__int128 hi_part, __int128 lo_part);
+    Int128 hi = 0;
+    Int128 lo = 0;
+    void Add(Int128 hi_part, Int128 lo_part);
   };
   std::vector<Units> units_;
 };
