@@ -85,6 +85,23 @@ class ExactSum {
 // skipped.
 ExactSum MergeExactSums(std::vector<ExactSum>& parts);
 
+// The same for per-thread workers that each own an ExactSum `member` (moved
+// out of them).
+template <typename Worker>
+ExactSum MergeExactSums(std::vector<Worker>& workers, ExactSum Worker::*member) {
+  std::vector<ExactSum> parts;
+  parts.reserve(workers.size());
+  for (Worker& w : workers) parts.push_back(std::move(w.*member));
+  return MergeExactSums(parts);
+}
+
+// The number of entries of `arrays` together: the size of their ExactSum.
+inline Eigen::Index TotalSize(const std::vector<StatisticArray>& arrays) {
+  Eigen::Index n = 0;
+  for (const StatisticArray& a : arrays) n += a.second;
+  return n;
+}
+
 }  // namespace dpem::internal
 
 #endif  // DPEM_ENGINE_EXACT_SUM_H_

@@ -110,10 +110,9 @@ StatusOr<Eigen::MatrixXd> SecondMomentSum(const RowSource& unit, const Engine& e
         w.exact.FoldAndZero(released(w.sum));
         return OkStatus();
       }));
-  std::vector<internal::ExactSum> exact;
-  for (Worker& w : parts) exact.push_back(std::move(w.exact));
+  const internal::ExactSum exact = internal::MergeExactSums(parts, &Worker::exact);
   Eigen::MatrixXd total = std::move(parts[0].sum);
-  internal::MergeExactSums(exact).WriteTo(released(total));
+  exact.WriteTo(released(total));
   total.triangularView<Eigen::StrictlyUpper>() = total.transpose();
   return total;
 }

@@ -61,6 +61,16 @@ GmmStatistics ZeroStatistics(const GmmParameters& params) {
   return stats;
 }
 
+std::vector<StatisticArray> StatisticArrays(GmmStatistics& s) {
+  std::vector<StatisticArray> a{{s.counts.data(), s.counts.size()}, {s.sums.data(), s.sums.size()}};
+  for (Eigen::MatrixXd& m : s.second_full) a.push_back({m.data(), m.size()});
+  if (s.type == CovarianceType::kDiagonal) a.push_back({s.second_diag.data(), s.second_diag.size()});
+  if (s.type == CovarianceType::kSpherical) {
+    a.push_back({s.second_trace.data(), s.second_trace.size()});
+  }
+  return a;
+}
+
 }  // namespace dpem::internal
 
 namespace dpem {
@@ -181,21 +191,11 @@ struct EStepWorker {
 };
 
 // The arrays of a pass's statistics that are summed exactly: the feature
-// sums (full), or counts, sums and diagonal / trace second moments.
+// sums for full covariances (they hold the counts, sums and second moments),
+// the statistics' own arrays otherwise.
 std::vector<StatisticArray> ExactArrays(GmmStatistics& s, Eigen::MatrixXd& feature_sums) {
   if (s.type == CovarianceType::kFull) return {{feature_sums.data(), feature_sums.size()}};
-  std::vector<StatisticArray> a{{s.counts.data(), s.counts.size()}, {s.sums.data(), s.sums.size()}};
-  if (s.type == CovarianceType::kDiagonal) a.push_back({s.second_diag.data(), s.second_diag.size()});
-  if (s.type == CovarianceType::kSpherical) {
-    a.push_back({s.second_trace.data(), s.second_trace.size()});
-  }
-  return a;
-}
-
-Eigen::Index ExactSize(GmmStatistics& s, Eigen::MatrixXd& feature_sums) {
-  Eigen::Index n = 0;
-  for (const StatisticArray& a : ExactArrays(s, feature_sums)) n += a.second;
-  return n;
+  return internal::StatisticArrays(s);
 }
 
 // Unpacks K x F feature sums into counts, sums and second moments.
@@ -240,9 +240,7 @@ GmmStatistics Merge(std::vector<EStepWorker>& workers, Eigen::Index n, bool exac
   GmmStatistics stats = std::move(workers[0].stats);
   Eigen::MatrixXd feature_sums = std::move(workers[0].feature_sums);
   if (exact) {
-    std::vector<ExactSum> parts;
-    for (EStepWorker& w : workers) parts.push_back(std::move(w.exact));
-    MergeExactSums(parts).WriteTo(ExactArrays(stats, feature_sums));
+    MergeExactSums(workers, &EStepWorker::exact).WriteTo(ExactArrays(stats, feature_sums));
   } else {
     const std::vector<StatisticArray> total = ExactArrays(stats, feature_sums);
     for (size_t t = 1; t < workers.size(); ++t) {
@@ -377,7 +375,7 @@ StatusOr<GmmStatistics> ComputeStatisticsPass(const GmmParameters& params, const
   for (EStepWorker& w : workers) {
     w.stats = ZeroStatistics(params);
     if (params.type == CovarianceType::kFull) w.feature_sums.setZero(FeatureCount(d), k);
-    w.exact = ExactSum(ExactSize(w.stats, w.feature_sums));
+    w.exact = ExactSum(internal::TotalSize(ExactArrays(w.stats, w.feature_sums)));
   }
   const Eigen::Index row_doubles = (params.type == CovarianceType::kFull ? FeatureCount(d) : d) + k;
   DPEM_RETURN_IF_ERROR(engine.ForEachBlock(

@@ -70,24 +70,6 @@ void Accumulate(const Eigen::Ref<const Eigen::MatrixXd>& u,
   }
 }
 
-// The released arrays of framed statistics, summed exactly
-// (engine/exact_sum.h): counts, sums and the second moments of the type.
-std::vector<StatisticArray> ExactArrays(GmmStatistics& s) {
-  std::vector<StatisticArray> a{{s.counts.data(), s.counts.size()}, {s.sums.data(), s.sums.size()}};
-  for (Eigen::MatrixXd& m : s.second_full) a.push_back({m.data(), m.size()});
-  if (s.type == CovarianceType::kDiagonal) a.push_back({s.second_diag.data(), s.second_diag.size()});
-  if (s.type == CovarianceType::kSpherical) {
-    a.push_back({s.second_trace.data(), s.second_trace.size()});
-  }
-  return a;
-}
-
-Eigen::Index ExactSize(GmmStatistics& s) {
-  Eigen::Index n = 0;
-  for (const StatisticArray& a : ExactArrays(s)) n += a.second;
-  return n;
-}
-
 }  // namespace
 
 void FrameCoordinates(const RowBlock& x, const StackedFrames& frames, Eigen::MatrixXd& u) {
@@ -129,7 +111,7 @@ StatusOr<GmmStatistics> ComputeFramedStatistics(const GmmParameters& params,
   std::vector<FramedWorker> workers(static_cast<size_t>(engine.threads()));
   for (FramedWorker& w : workers) {
     w.stats = ZeroStatistics(params);
-    w.exact = ExactSum(ExactSize(w.stats));
+    w.exact = ExactSum(TotalSize(StatisticArrays(w.stats)));
   }
   const Eigen::Index row_doubles = FeatureCount(d) + k_count + k_count * d + d;
   DPEM_RETURN_IF_ERROR(engine.ForEachBlock(
@@ -141,13 +123,12 @@ StatusOr<GmmStatistics> ComputeFramedStatistics(const GmmParameters& params,
         for (Eigen::Index k = 0; k < k_count; ++k) {
           Accumulate(w.u.middleRows(k * d, d), w.gamma.col(k), k, w.weighted, w.stats);
         }
-        w.exact.FoldAndZero(ExactArrays(w.stats));
+        w.exact.FoldAndZero(StatisticArrays(w.stats));
         return OkStatus();
       }));
-  std::vector<ExactSum> parts;
-  for (FramedWorker& w : workers) parts.push_back(std::move(w.exact));
+  const ExactSum exact = MergeExactSums(workers, &FramedWorker::exact);
   GmmStatistics total = std::move(workers[0].stats);
-  MergeExactSums(parts).WriteTo(ExactArrays(total));
+  exact.WriteTo(StatisticArrays(total));
   for (size_t t = 1; t < workers.size(); ++t) total.log_likelihood += workers[t].stats.log_likelihood;
   total.n = unit.rows();
   return total;

@@ -6,7 +6,10 @@
 
 #include <Eigen/Core>
 
+#include <vector>
+
 #include "dpem/models/gmm.h"
+#include "engine/exact_sum.h"
 
 namespace dpem::internal {
 
@@ -15,6 +18,11 @@ inline Eigen::Index FeatureCount(Eigen::Index d) { return d * (d + 1) / 2 + d + 
 
 // Zero statistics of the shapes of `params`.
 GmmStatistics ZeroStatistics(const GmmParameters& params);
+
+// The released arrays of `s`, in a fixed order, for its exact sum
+// (engine/exact_sum.h): counts, sums, then each full second moment, the
+// diagonal ones or the traces, as the type has them.
+std::vector<StatisticArray> StatisticArrays(GmmStatistics& s);
 
 }  // namespace dpem::internal
 

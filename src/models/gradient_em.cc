@@ -168,9 +168,8 @@ StatusOr<Eigen::VectorXd> IterationStatistic(const GradientEmData& data,
         return OkStatus();
       }));
   if (released) {
-    std::vector<internal::ExactSum> parts;
-    for (Worker& w : workers) parts.push_back(std::move(w.exact));
-    internal::MergeExactSums(parts).WriteTo({{workers[0].sum.data(), workers[0].sum.size()}});
+    internal::MergeExactSums(workers, &Worker::exact)
+        .WriteTo({{workers[0].sum.data(), workers[0].sum.size()}});
   } else {
     for (size_t t = 1; t < workers.size(); ++t) workers[0].sum += workers[t].sum;
   }

@@ -136,12 +136,11 @@ StatusOr<KmeansStatistics> ComputeKmeansStatistics(const Eigen::MatrixXd& centre
         w.exact.FoldAndZero(released(w.stats));
         return OkStatus();
       }));
-  std::vector<internal::ExactSum> parts;
-  for (Worker& w : workers) parts.push_back(std::move(w.exact));
+  const internal::ExactSum exact = internal::MergeExactSums(workers, &Worker::exact);
   for (size_t t = 1; t < workers.size(); ++t) {
     DPEM_RETURN_IF_ERROR(workers[0].stats.Add(workers[t].stats));  // sse and n.
   }
-  internal::MergeExactSums(parts).WriteTo(released(workers[0].stats));
+  exact.WriteTo(released(workers[0].stats));
   return std::move(workers[0].stats);
 }
 
