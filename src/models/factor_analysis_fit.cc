@@ -13,6 +13,7 @@
 #include "dpem/data/row_source.h"
 #include "engine/exact_sum.h"
 #include "internal/discrete_noise.h"
+#include "internal/unit_ball.h"
 #include "models/factor_analysis_internal.h"
 #include "internal/guarantee.h"
 
@@ -37,35 +38,20 @@ StatusOr<Eigen::MatrixXd> ReleaseAndCertify(const RowSource& unit, const FaFitOp
   return t;
 }
 
-// The radius a row the pass computes a norm above is scaled to, and the
-// largest computed squared norm left alone: both 1 - 1e-12, as in the framed
-// GMM pass (gmm_framed_estep.cc). The computed norm's relative error, below
-// (d + 2) 2^-53, and the scaling's 2^-52 stay far inside that margin (for d up
-// to about 4000), so every row accumulated has norm at most 1.
-constexpr double kShrunkRadius = 1.0 - 1e-12;
-constexpr double kInsideSquared = kShrunkRadius * kShrunkRadius;
-
 // Adds sum_i u_i u_i^T of `block` to the lower triangle of `sum`. Re-projects
-// instead of refusing: a row whose squared norm, as computed here, exceeds
-// kInsideSquared (the domain map's rounding, or a caller's row outside the
-// ball) is scaled to norm kShrunkRadius, and a row whose norm is not finite
-// contributes 0 (any vector in the ball keeps the sensitivity). Nothing
+// instead of refusing: every row goes through internal::ShrinkIntoUnitBall
+// (the domain map's rounding, or a caller's row outside the ball, is scaled
+// to norm 1 - 1e-12; a row whose norm overflows contributes 0). Nothing
 // depends on the data but the rows' own contributions.
 void AddSecondMoment(const RowBlock& block, Eigen::MatrixXd& sum, DataMatrix& projected) {
   const Eigen::VectorXd squared = block.rowwise().squaredNorm();
-  if ((squared.array() <= kInsideSquared).all()) {
+  if ((squared.array() <= internal::kInsideSquared).all()) {
     sum.selfadjointView<Eigen::Lower>().rankUpdate(block.transpose());
     return;
   }
   projected = block;
   for (Eigen::Index i = 0; i < projected.rows(); ++i) {
-    const double n = squared(i);
-    if (n <= kInsideSquared) continue;
-    if (std::isfinite(n)) {
-      projected.row(i) *= kShrunkRadius / std::sqrt(n);
-    } else {
-      projected.row(i).setZero();
-    }
+    internal::ShrinkIntoUnitBall(projected.row(i), squared(i));
   }
   sum.selfadjointView<Eigen::Lower>().rankUpdate(projected.transpose());
 }

@@ -15,13 +15,12 @@
 // The unit ball, as computed. For a local frame, y = S^{-1} x - S^{-1} m
 // comes from one matrix product per block for all components (with the
 // triangular inverses S^{-1}), its squared norm n_y is computed, and
+// internal::ShrinkIntoUnitBall (internal/unit_ball.h) makes u from it:
 //   u = y                         if n_y <= kInsideSquared,
 //   u = y * kShrunkRadius / sqrt(n_y)   otherwise,
 //   u = 0                         if n_y is not finite (overflow; any vector
-//                                 of norm <= 1 keeps the sensitivity).
-// The computed norm has relative error below (d + 2) 2^-53 and the scaling
-// adds 2^-52, far inside the 1e-12 margin of kShrunkRadius and
-// kInsideSquared, so every accumulated u has norm at most 1. Global frames
+//                                 of norm <= 1 keeps the sensitivity),
+// so every accumulated u has norm at most 1. Global frames
 // accumulate the unit-ball records themselves (the domain map guarantees
 // their norm).
 #include <Eigen/Core>
@@ -31,16 +30,12 @@
 #include <vector>
 
 #include "engine/exact_sum.h"
+#include "internal/unit_ball.h"
 #include "models/gmm_frames.h"
 #include "models/gmm_kernels.h"
 
 namespace dpem::internal {
 namespace {
-
-// Radius records beyond the frame's ball are scaled to, and the largest
-// computed squared norm left alone (both 1 - 1e-12: see the file comment).
-constexpr double kShrunkRadius = 1.0 - 1e-12;
-constexpr double kInsideSquared = kShrunkRadius * kShrunkRadius;
 
 struct FramedWorker {
   GmmStatistics stats;          // The current block's partial, from zero.
@@ -81,15 +76,7 @@ void FrameCoordinates(const RowBlock& x, const StackedFrames& frames, Eigen::Mat
     const Eigen::Index first = static_cast<Eigen::Index>(k) * d;
     auto block = u.middleRows(first, d);
     const Eigen::RowVectorXd norms = block.colwise().squaredNorm();
-    for (Eigen::Index i = 0; i < block.cols(); ++i) {
-      const double n = norms(i);
-      if (n <= kInsideSquared) continue;
-      if (std::isfinite(n)) {
-        block.col(i) *= kShrunkRadius / std::sqrt(n);
-      } else {
-        block.col(i).setZero();
-      }
-    }
+    for (Eigen::Index i = 0; i < block.cols(); ++i) ShrinkIntoUnitBall(block.col(i), norms(i));
   }
 }
 
