@@ -7,7 +7,6 @@
 
 #include "dpem/mechanisms/additive_noise.h"
 #include "dpem/random/discrete_samplers.h"
-#include "internal/discrete_noise.h"
 #include "internal/guarantee.h"
 #include "internal/numeric.h"
 
@@ -102,6 +101,12 @@ std::vector<double> SortedDistances(const Columns& cols, const Eigen::VectorXd& 
 // The noisy count of distances > R, released by discrete Laplace
 // (sensitivity 1: one record moves the count by at most 1), clamped to
 // [0, N] (post-processing).
+// The outside count's release at epsilon e: discrete Laplace, sensitivity 1.
+NoiseSpec OutsideCountSpec(double e) {
+  return {MechanismKind::kLaplace, 1.0, 1.0 / e, "bounds / records outside the ball",
+          NoiseSampling::kDiscrete};
+}
+
 Status ReleaseOutsideCount(std::span<const double> sorted, double r, double e,
                            Generator& gen, PrivateBounds& out) {
   const double n = static_cast<double>(sorted.size());
@@ -109,9 +114,7 @@ Status ReleaseOutsideCount(std::span<const double> sorted, double r, double e,
       std::upper_bound(sorted.begin(), sorted.end(), r) - sorted.begin());
   Eigen::VectorXd count(1);
   count(0) = n - inside;
-  NoiseSpec spec{MechanismKind::kLaplace, 1.0, 1.0 / e,
-                 "bounds / records outside the ball", NoiseSampling::kDiscrete};
-  DPEM_RETURN_IF_ERROR(ReleaseVector(count, spec, gen, out.ledger));
+  DPEM_RETURN_IF_ERROR(ReleaseVector(count, OutsideCountSpec(e), gen, out.ledger));
   out.outside_count_noisy = std::clamp(count(0), 0.0, n);
   out.outside_fraction_noisy = out.outside_count_noisy / n;
   return OkStatus();
@@ -138,13 +141,10 @@ Status PrivateBoundsOptions::Validate() const {
   if (refinement_points < 2 || refinement_points > kMaxRefinementPoints) {
     return InvalidArgumentError("bounds refinement_points must be in [2, 2^20]");
   }
-  // The outside count's discrete grid depends on public values only: plan it
-  // here, so that an epsilon too small for it fails before the data is read
-  // (and before a budget is charged), not after (review finding).
-  const StatusOr<internal::DiscreteGrid> grid = internal::PlanDiscreteGrid(
-      MechanismKind::kLaplace, 1.0, 1.0 / (epsilon * kBoundsOutsideShare), 1,
-      internal::kExactSumQuantum);
-  if (!grid.ok()) {
+  // The outside count's release depends on public values only: check it
+  // here, so that an epsilon too small for its grid fails before the data is
+  // read (and before a budget is charged), not after (review finding).
+  if (!CheckRelease(OutsideCountSpec(epsilon * kBoundsOutsideShare), 1).ok()) {
     return InvalidArgumentError("bounds epsilon " + std::to_string(epsilon) +
                                 " is too small for the outside count's release");
   }

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "dpem/accounting/ledger.h"
+#include "dpem/mechanisms/additive_noise.h"
 #include "dpem/random/generator.h"
 #include "dpem/status.h"
 #include "engine/exact_sum.h"
@@ -38,6 +39,12 @@ struct DiscreteGrid {
 StatusOr<DiscreteGrid> PlanDiscreteGrid(MechanismKind mechanism, double sensitivity,
                                         double noise_multiplier, Eigen::Index coordinates,
                                         double input_quantum);
+
+// The grid of a release of `coordinates` values by `spec` (already
+// validated) whose values are exact sums (engine/exact_sum.h): the plan
+// above with the sums' quantum kExactSumQuantum. What ReleaseVector,
+// ReleaseMatrix and ReleaseSymmetric use.
+StatusOr<DiscreteGrid> PlanDiscreteGrid(const NoiseSpec& spec, Eigen::Index coordinates);
 
 // x_i <- g (round(clamp(x_i / g, +-2^kDiscreteValueBits)) + N_i), N_i i.i.d. discrete Laplace (kLaplace) or
 // discrete Gaussian (kGaussian) with scale grid.scale_units. Cannot fail for

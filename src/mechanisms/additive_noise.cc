@@ -48,8 +48,7 @@ Status ReleaseDiscrete(RefType& value, const NoiseSpec& spec, Generator& gen,
                        PrivacyLedger& ledger) {
   DPEM_ASSIGN_OR_RETURN(
       const internal::DiscreteGrid grid,
-      internal::PlanDiscreteGrid(spec.mechanism, spec.sensitivity, spec.noise_multiplier,
-                                 value.size(), internal::kExactSumQuantum));
+      internal::PlanDiscreteGrid(spec, value.size()));
   DPEM_RETURN_IF_ERROR(ledger.Record(
       Release{spec.mechanism, grid.sensitivity, grid.noise_scale, spec.label}));
   Eigen::VectorXd flat = value.reshaped();
@@ -100,6 +99,15 @@ Status ValidateNoiseSpec(const NoiseSpec& spec) {
     return InvalidArgumentError(
         Where(spec) +
         ": noise scale sensitivity * multiplier overflows or underflows");
+  }
+  return OkStatus();
+}
+
+Status CheckRelease(const NoiseSpec& spec, Eigen::Index coordinates) {
+  DPEM_RETURN_IF_ERROR(ValidateNoiseSpec(spec));
+  if (coordinates < 1) return InvalidArgumentError(Where(spec) + ": nothing to release");
+  if (spec.sampling == NoiseSampling::kDiscrete) {
+    DPEM_RETURN_IF_ERROR(internal::PlanDiscreteGrid(spec, coordinates).status());
   }
   return OkStatus();
 }

@@ -342,3 +342,24 @@ TEST(DiscreteNoiseTest, ReleasesASubBlockInPlaceOnly) {
 
 }  // namespace
 }  // namespace dpem
+
+namespace dpem {
+namespace {
+
+// CheckRelease refuses, without drawing, what a release would refuse: a
+// discrete L1 release of so many coordinates that its rounding charge leaves
+// no grid (m = 2e7: a charge of 1.25 g m is about 24 noise scales), but
+// not the same release with continuous noise, nor a small one.
+TEST(CheckReleaseTest, RefusesWhatTheReleaseWouldRefuse) {
+  NoiseSpec spec{MechanismKind::kLaplace, 1.0, 2.0, "big"};
+  EXPECT_FALSE(CheckRelease(spec, 20000000).ok());
+  EXPECT_TRUE(CheckRelease(spec, 6).ok());
+  EXPECT_FALSE(CheckRelease(spec, 0).ok());
+  spec.sampling = NoiseSampling::kContinuous;
+  EXPECT_TRUE(CheckRelease(spec, 20000000).ok());
+  spec.noise_multiplier = -1.0;
+  EXPECT_FALSE(CheckRelease(spec, 6).ok());
+}
+
+}  // namespace
+}  // namespace dpem

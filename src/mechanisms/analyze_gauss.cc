@@ -37,9 +37,7 @@ Status ReleaseSymmetricDiscrete(Eigen::Ref<Eigen::MatrixXd> value, const NoiseSp
   }
   DPEM_ASSIGN_OR_RETURN(
       const internal::DiscreteGrid grid,
-      internal::PlanDiscreteGrid(MechanismKind::kGaussian, spec.sensitivity,
-                                 spec.noise_multiplier, upper.size(),
-                                 internal::kExactSumQuantum));
+      internal::PlanDiscreteGrid(spec, upper.size()));
   DPEM_RETURN_IF_ERROR(ledger.Record(
       Release{MechanismKind::kGaussian, grid.sensitivity, grid.noise_scale, spec.label}));
   internal::AddDiscreteNoise(upper, MechanismKind::kGaussian, grid, gen);

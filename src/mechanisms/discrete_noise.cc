@@ -58,6 +58,11 @@ StatusOr<DiscreteGrid> PlanDiscreteGrid(MechanismKind mechanism, double sensitiv
   return grid;
 }
 
+StatusOr<DiscreteGrid> PlanDiscreteGrid(const NoiseSpec& spec, Eigen::Index coordinates) {
+  return PlanDiscreteGrid(spec.mechanism, spec.sensitivity, spec.noise_multiplier, coordinates,
+                          kExactSumQuantum);
+}
+
 void AddDiscreteNoise(Eigen::Ref<Eigen::VectorXd> x, MechanismKind mechanism,
                       const DiscreteGrid& grid, Generator& gen) {
   const double limit = std::ldexp(1.0, kDiscreteValueBits);

@@ -12,7 +12,6 @@
 #include "dpem/models/factor_analysis.h"
 #include "dpem/data/row_source.h"
 #include "engine/exact_sum.h"
-#include "internal/discrete_noise.h"
 #include "internal/unit_ball.h"
 #include "models/factor_analysis_internal.h"
 #include "internal/guarantee.h"
@@ -146,12 +145,8 @@ StatusOr<Eigen::MatrixXd> ReleaseFaSecondMoment(const RowSource& unit, double ep
                         CalibrateSingleGaussian(epsilon, delta, spec_sampling.sampling));
   const NoiseSpec spec{MechanismKind::kGaussian, kFaSecondMomentSensitivity, z,
                        "second moment sum_i u_i u_i^T", spec_sampling.sampling};
-  // The grid depends on public values only: plan it before the data is read.
-  DPEM_RETURN_IF_ERROR(internal::PlanDiscreteGrid(MechanismKind::kGaussian, spec.sensitivity,
-                                                  spec.noise_multiplier,
-                                                  unit.cols() * (unit.cols() + 1) / 2,
-                                                  internal::kExactSumQuantum)
-                           .status());
+  // Refuse, before the data is read, what the release would refuse after.
+  DPEM_RETURN_IF_ERROR(CheckRelease(spec, unit.cols() * (unit.cols() + 1) / 2));
   DPEM_ASSIGN_OR_RETURN(Eigen::MatrixXd t, SecondMomentSum(unit, engine));
   DPEM_RETURN_IF_ERROR(ReleaseSymmetric(t, spec, gen, ledger));
   return t;

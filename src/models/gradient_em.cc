@@ -298,14 +298,9 @@ StatusOr<GradientEmFit> FitGradientEm(const GradientEmData& data,
   internal::AppendSeededGeneratorVoidReason(gen, options.IsPrivate(),
                                             fit.guarantee.void_reasons);
   fit.guarantee.guarantee_void = !fit.guarantee.void_reasons.empty();
-  if (options.IsPrivate()) {  // Rehearse a release before the data is read.
-    Eigen::VectorXd zero = Eigen::VectorXd::Zero(data.d());
-    Generator throwaway = Generator::FromSeed(0);
-    PrivacyLedger unused;
-    DPEM_RETURN_IF_ERROR(ReleaseVector(
-        zero, {MechanismKind::kGaussian, plan.sensitivity, plan.multiplier, "rehearsal"},
-        throwaway, unused));
-  }
+  NoiseSpec spec{MechanismKind::kGaussian, plan.sensitivity, plan.multiplier, ""};
+  // Refuse, before the data is read, what a release would refuse after.
+  if (options.IsPrivate()) DPEM_RETURN_IF_ERROR(CheckRelease(spec, data.d()));
   DPEM_ASSIGN_OR_RETURN(Eigen::VectorXd beta, InitialBeta(options, data.d(), gen));
   DPEM_ASSIGN_OR_RETURN(const Engine engine, Engine::Create(options.engine));
   DPEM_ASSIGN_OR_RETURN(const MatrixRowSource rows, MatrixRowSource::Borrow(data.x));
@@ -314,9 +309,8 @@ StatusOr<GradientEmFit> FitGradientEm(const GradientEmData& data,
     DPEM_ASSIGN_OR_RETURN(Eigen::VectorXd stat,
                           IterationStatistic(data, beta, options, plan, rows, engine));
     if (options.IsPrivate()) {
-      const NoiseSpec spec{MechanismKind::kGaussian, plan.sensitivity, plan.multiplier,
-                           "iteration " + std::to_string(t) + " / " +
-                               std::string(GradientEmMethodName(options.method))};
+      spec.label = "iteration " + std::to_string(t) + " / " +
+                   std::string(GradientEmMethodName(options.method));
       DPEM_RETURN_IF_ERROR(ReleaseVector(stat, spec, gen, fit.guarantee.ledger));
     }
     if (options.method == GradientEmMethod::kDpEm) {

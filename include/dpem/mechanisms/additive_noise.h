@@ -128,6 +128,14 @@ struct NoiseSpec {
 // overflow or underflow). InvalidArgument otherwise.
 Status ValidateNoiseSpec(const NoiseSpec& spec);
 
+// What ReleaseVector, ReleaseMatrix or ReleaseSymmetric would refuse for a
+// release of `coordinates` values by `spec`, checked on these public values
+// alone and drawing nothing: ValidateNoiseSpec, and for discrete noise that
+// its grid can be formed. A fit calls it before it reads the data, so that
+// such a release fails there rather than after a pass. Requires
+// coordinates >= 1.
+Status CheckRelease(const NoiseSpec& spec, Eigen::Index coordinates);
+
 // Adds i.i.d. Laplace(0, b) (spec.mechanism == kLaplace) or N(0, sigma^2)
 // (kGaussian) noise, scale spec.NoiseScale(), to every coordinate of `value`
 // in place, and records ONE Release{mechanism, sensitivity, NoiseScale(),
