@@ -70,8 +70,9 @@ JointNoiseScales DefaultJointNoiseSplit(CovarianceType type, Eigen::Index dimens
 
 namespace {
 
-Status ValidateJointRelease(const GmmStatistics& stats, const JointNoiseScales& split,
-                            double noise_multiplier, NoiseSampling sampling) {
+// The public half of the checks: sampling, split and multiplier.
+Status ValidateJointScales(const JointNoiseScales& split, double noise_multiplier,
+                           NoiseSampling sampling) {
   if (sampling != NoiseSampling::kDiscrete && sampling != NoiseSampling::kContinuous) {
     return InvalidArgumentError("joint release: unknown noise sampling");
   }
@@ -80,6 +81,12 @@ Status ValidateJointRelease(const GmmStatistics& stats, const JointNoiseScales& 
       return InvalidArgumentError("joint release: noise scales must be finite and > 0");
     }
   }
+  return OkStatus();
+}
+
+Status ValidateJointRelease(const GmmStatistics& stats, const JointNoiseScales& split,
+                            double noise_multiplier, NoiseSampling sampling) {
+  DPEM_RETURN_IF_ERROR(ValidateJointScales(split, noise_multiplier, sampling));
   bool finite = stats.counts.allFinite() && stats.sums.allFinite() &&
                 stats.second_diag.allFinite() && stats.second_trace.allFinite();
   for (const Eigen::MatrixXd& m : stats.second_full) finite = finite && m.allFinite();
@@ -149,6 +156,18 @@ Status ReleaseContinuous(GmmStatistics& stats, const JointNoiseScales& split,
   return OkStatus();
 }
 
+// The grid of a discrete joint release of m coordinates: the exact sums'
+// quantum in block-normalised units is divided by the smallest weight (an
+// off-diagonal entry's is s_2 / sqrt(2)).
+StatusOr<internal::DiscreteGrid> PlanJointGrid(CovarianceType type, const JointNoiseScales& split,
+                                               double noise_multiplier, Eigen::Index m) {
+  const double smallest_weight =
+      std::min({split.counts, split.sums, split.second / std::sqrt(2.0)});
+  return internal::PlanDiscreteGrid(MechanismKind::kGaussian, JointSensitivity(type, split),
+                                    noise_multiplier, m,
+                                    internal::kExactSumQuantum / smallest_weight);
+}
+
 // The discrete release (additive_noise.h, "Discrete noise"). Privacy proof
 // (docs/privacy.md, "What is computed"): let u(D) = W^{-1} c(D) be the m
 // block-normalised coordinates (W the diagonal of ForEachCoordinate's
@@ -179,15 +198,8 @@ Status ReleaseDiscrete(GmmStatistics& stats, const JointNoiseScales& split,
                        double noise_multiplier, const std::string& label, Generator& gen,
                        PrivacyLedger& ledger) {
   const Eigen::Index m = CountCoordinates(stats, split);
-  // The exact sums' quantum in block-normalised units: divided by the
-  // smallest weight (an off-diagonal entry's is s_2 / sqrt(2)).
-  const double smallest_weight =
-      std::min({split.counts, split.sums, split.second / std::sqrt(2.0)});
-  DPEM_ASSIGN_OR_RETURN(
-      const internal::DiscreteGrid grid,
-      internal::PlanDiscreteGrid(MechanismKind::kGaussian, JointSensitivity(stats.type, split),
-                                 noise_multiplier, m,
-                                 internal::kExactSumQuantum / smallest_weight));
+  DPEM_ASSIGN_OR_RETURN(const internal::DiscreteGrid grid,
+                        PlanJointGrid(stats.type, split, noise_multiplier, m));
   DPEM_RETURN_IF_ERROR(ledger.Record(
       Release{MechanismKind::kGaussian, grid.sensitivity, grid.noise_scale, label}));
   Eigen::VectorXd u(m);
@@ -203,6 +215,18 @@ Status ReleaseDiscrete(GmmStatistics& stats, const JointNoiseScales& split,
 }
 
 }  // namespace
+
+Status CheckJointRelease(CovarianceType type, const JointNoiseScales& split,
+                         double noise_multiplier, Eigen::Index components,
+                         Eigen::Index dimension, NoiseSampling sampling) {
+  DPEM_RETURN_IF_ERROR(ValidateJointScales(split, noise_multiplier, sampling));
+  if (sampling == NoiseSampling::kContinuous) return OkStatus();
+  const Eigen::Index second = type == CovarianceType::kFull ? dimension * (dimension + 1) / 2
+                              : type == CovarianceType::kDiagonal ? dimension
+                                                                   : 1;
+  const Eigen::Index m = components * (1 + dimension + second);
+  return PlanJointGrid(type, split, noise_multiplier, m).status();
+}
 
 Status ReleaseJointStatistics(GmmStatistics& stats, const JointNoiseScales& split,
                               double noise_multiplier, const std::string& label,

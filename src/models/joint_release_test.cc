@@ -638,3 +638,34 @@ TEST(JointReleaseTest, ErrorsRecordNothingAndLeaveTheStatistics) {
 
 }  // namespace
 }  // namespace dpem
+
+namespace dpem {
+namespace {
+
+// CheckJointRelease refuses, on public values and drawing nothing, exactly
+// the joint releases that ReleaseJointStatistics refuses: here a discrete
+// release of K = 10 full 100-dimensional components (51,510 coordinates)
+// whose multiplier is so large that the rounding charge leaves no grid.
+TEST(CheckJointReleaseTest, AgreesWithTheRelease) {
+  const JointNoiseScales split = DefaultJointNoiseSplit(CovarianceType::kFull, 100, 10);
+  for (double z : {10.0, 1e5}) {
+    const Status check = CheckJointRelease(CovarianceType::kFull, split, z, 10, 100);
+    GmmStatistics zero;
+    zero.type = CovarianceType::kFull;
+    zero.counts = Eigen::VectorXd::Zero(10);
+    zero.sums = Eigen::MatrixXd::Zero(10, 100);
+    zero.second_full.assign(10, Eigen::MatrixXd::Zero(100, 100));
+    Generator gen = Generator::FromSeed(1);
+    PrivacyLedger ledger;
+    const Status release = ReleaseJointStatistics(zero, split, z, "r", gen, ledger);
+    EXPECT_EQ(check.ok(), release.ok()) << "z = " << z << ": " << check.ToString();
+    EXPECT_EQ(check.ok(), z == 10.0);
+  }
+  EXPECT_TRUE(CheckJointRelease(CovarianceType::kFull, split, 1e5, 10, 100,
+                                NoiseSampling::kContinuous)
+                  .ok());
+  EXPECT_FALSE(CheckJointRelease(CovarianceType::kFull, {0.0, 1.0, 1.0}, 10.0, 10, 100).ok());
+}
+
+}  // namespace
+}  // namespace dpem

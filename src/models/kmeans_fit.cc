@@ -105,23 +105,41 @@ Status ReleaseJoint(KmeansStatistics& s, const NoiseSpec& spec, Generator& gen,
 }
 
 // Replaces the exact statistics by their release; drops the exact sse.
+// The releases of iteration `it` in d dimensions: cdp-laplace's counts and
+// sums, or one joint release of both.
+NoiseSpec CountsSpec(const KmeansPlan& plan, int it) {
+  return {MechanismKind::kLaplace, kKmeansCountsL1Sensitivity, plan.multipliers[0],
+          IterationLabel(it, "counts")};
+}
+NoiseSpec SumsSpec(const KmeansPlan& plan, int it, Eigen::Index d) {
+  return {MechanismKind::kLaplace, KmeansSumsL1Sensitivity(d), plan.multipliers[1],
+          IterationLabel(it, "sums")};
+}
+NoiseSpec JointSpec(const KmeansPlan& plan, int it) {
+  const MechanismKind m = plan.method == KmeansMethod::kCdpGauss ? MechanismKind::kGaussian
+                                                                 : MechanismKind::kLaplace;
+  return {m, plan.sensitivity_joint, plan.multipliers[0], IterationLabel(it, "counts and sums")};
+}
+
 Status Privatize(KmeansStatistics& s, const KmeansPlan& plan, int it, Generator& gen,
                  PrivacyLedger& ledger) {
   s.sse = std::numeric_limits<double>::quiet_NaN();
   if (plan.method == KmeansMethod::kCdpLaplace) {
-    const Eigen::Index d = s.sums.cols();
-    const NoiseSpec counts{MechanismKind::kLaplace, kKmeansCountsL1Sensitivity,
-                           plan.multipliers[0], IterationLabel(it, "counts")};
-    const NoiseSpec sums{MechanismKind::kLaplace, KmeansSumsL1Sensitivity(d),
-                         plan.multipliers[1], IterationLabel(it, "sums")};
-    DPEM_RETURN_IF_ERROR(ReleaseVector(s.counts, counts, gen, ledger));
-    return ReleaseMatrix(s.sums, sums, gen, ledger);
+    DPEM_RETURN_IF_ERROR(ReleaseVector(s.counts, CountsSpec(plan, it), gen, ledger));
+    return ReleaseMatrix(s.sums, SumsSpec(plan, it, s.sums.cols()), gen, ledger);
   }
-  const MechanismKind m = plan.method == KmeansMethod::kCdpGauss ? MechanismKind::kGaussian
-                                                                 : MechanismKind::kLaplace;
-  return ReleaseJoint(s, {m, plan.sensitivity_joint, plan.multipliers[0],
-                          IterationLabel(it, "counts and sums")},
-                      gen, ledger);
+  return ReleaseJoint(s, JointSpec(plan, it), gen, ledger);
+}
+
+// Checks one iteration's releases for K centres in d dimensions on public
+// values alone, drawing nothing, before the data is read: a release that
+// cannot be made fails there, not after a pass (review finding).
+Status CheckReleases(const KmeansPlan& plan, Eigen::Index k, Eigen::Index d) {
+  if (plan.method == KmeansMethod::kCdpLaplace) {
+    DPEM_RETURN_IF_ERROR(CheckRelease(CountsSpec(plan, 1), k));
+    return CheckRelease(SumsSpec(plan, 1, d), k * d);
+  }
+  return CheckRelease(JointSpec(plan, 1), k + k * d);
 }
 
 // Post-processing: mu_k = S~_k / n~_k projected onto the unit ball (every
@@ -329,13 +347,7 @@ StatusOr<KmeansFit> FitKmeans(const RowSource& x, const KmeansFitOptions& option
   if (options.IsPrivate()) {
     DPEM_ASSIGN_OR_RETURN(plan, MakePlan(options, x.cols()));
     fit.guarantee.noise_multipliers = plan->multipliers;
-    // Rehearse one iteration's releases on zero statistics (throwaway
-    // generator and ledger) before the data is read: a release that cannot
-    // be planned fails on public values alone.
-    KmeansStatistics zero = KmeansStatistics::Zero(options.components, x.cols());
-    Generator throwaway = Generator::FromSeed(0);
-    PrivacyLedger unused;
-    DPEM_RETURN_IF_ERROR(Privatize(zero, *plan, 1, throwaway, unused));
+    DPEM_RETURN_IF_ERROR(CheckReleases(*plan, options.components, x.cols()));
   }
   DPEM_ASSIGN_OR_RETURN(Eigen::MatrixXd centres,
                         InitialCentres(options, fit.domain, unit, engine, gen));

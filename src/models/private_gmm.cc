@@ -18,7 +18,6 @@
 #include "internal/guarantee.h"
 #include "internal/linear_algebra.h"
 #include "models/gmm_frames.h"
-#include "models/gmm_kernels.h"
 #include "models/gmm_init.h"
 
 namespace dpem {
@@ -310,21 +309,24 @@ Status Iterate(const RowSource& unit, const Engine& engine, const GmmFitOptions&
   return OkStatus();
 }
 
-// Rehearses one iteration's releases on zero statistics, with a throwaway
-// generator and ledger, before the data is read: a release that cannot be
-// planned (a discrete grid too fine for its coordinates) then fails on
-// public values alone, not after a pass over the data (review finding).
-Status RehearseReleases(const GmmFitOptions& o, const ReleasePlan& plan, Eigen::Index d,
-                        double n) {
-  GmmParameters shape;
-  shape.type = o.covariance;
-  shape.weights = Eigen::VectorXd::Constant(o.components, 1.0 / o.components);
-  shape.means = Eigen::MatrixXd::Zero(o.components, d);
-  shape.covariances.assign(static_cast<size_t>(o.components), Eigen::MatrixXd::Identity(d, d));
-  GmmStatistics zero = internal::ZeroStatistics(shape);
-  Generator throwaway = Generator::FromSeed(0);
-  PrivacyLedger unused;
-  return PrivatizeStatistics(zero, plan, o.unsafe_paper_mechanisms, 1, n, throwaway, unused);
+// Checks one iteration's releases on public values alone, drawing nothing,
+// before the data is read: a release that cannot be made (a discrete grid
+// too fine for its coordinates) then fails there, not after a pass over the
+// data (review finding). The coordinates are those PrivatizeStatistics
+// releases: all statistics jointly, or the counts, each component's sums and
+// (unless park2016's mechanisms replace them) each second moment.
+Status CheckReleases(const GmmFitOptions& o, const ReleasePlan& plan, Eigen::Index d) {
+  if (plan.joint) {
+    return CheckJointRelease(o.covariance, plan.split, plan.joint_multiplier, o.components, d,
+                             plan.joint_sampling);
+  }
+  DPEM_RETURN_IF_ERROR(CheckRelease(plan.counts, o.components));
+  DPEM_RETURN_IF_ERROR(CheckRelease(plan.sums, d));
+  if (o.unsafe_paper_mechanisms) return OkStatus();
+  const Eigen::Index second = o.covariance == CovarianceType::kFull ? d * (d + 1) / 2
+                              : o.covariance == CovarianceType::kDiagonal ? d
+                                                                          : 1;
+  return CheckRelease(plan.second, second);
 }
 
 // Re-accounts the fit's own ledger and checks it against the calibration:
@@ -506,7 +508,7 @@ StatusOr<GmmFit> FitGmm(const RowSource& x, const GmmFitOptions& options, Genera
   if (options.IsPrivate()) {
     DPEM_ASSIGN_OR_RETURN(cal, CalibrateFit(options));
     plan = MakePlan(options, cal->noise_multipliers, x.cols());
-    DPEM_RETURN_IF_ERROR(RehearseReleases(options, *plan, x.cols(), static_cast<double>(x.rows())));
+    DPEM_RETURN_IF_ERROR(CheckReleases(options, *plan, x.cols()));
     fit.guarantee.per_release_epsilon = cal->per_release_epsilon;
     fit.guarantee.noise_multipliers = cal->noise_multipliers;
     fit.guarantee.frame_radius = FrameRadius(options, x.cols());

@@ -83,6 +83,15 @@ JointNoiseScales DefaultJointNoiseSplit(CovarianceType type, Eigen::Index dimens
 // Requires finite statistics, finite positive split and multiplier and a
 // known sampling; on error nothing is recorded and `stats` is unchanged. The
 // exact log-likelihood is set to NaN.
+// What ReleaseJointStatistics would refuse for the statistics of
+// `components` components in `dimension` dimensions of covariance `type`,
+// checked on these public values alone, drawing nothing: the split, the
+// multiplier and, for discrete noise, the grid. A fit calls it before it
+// reads the data.
+Status CheckJointRelease(CovarianceType type, const JointNoiseScales& split,
+                         double noise_multiplier, Eigen::Index components,
+                         Eigen::Index dimension, NoiseSampling sampling = NoiseSampling::kDiscrete);
+
 Status ReleaseJointStatistics(GmmStatistics& stats, const JointNoiseScales& split,
                               double noise_multiplier, const std::string& label,
                               Generator& gen, PrivacyLedger& ledger,
