@@ -131,7 +131,7 @@ GradientEmOptions PrivateOptions(GradientEmMethod method, int t) {
 
 // A release whose discrete grid cannot be formed (a clip so small that the
 // rounding charge swamps the sensitivity) is refused before any draw from
-// the fit's generator: the rehearsal runs on zero statistics before the data
+// the fit's generator: CheckRelease runs on public values before the data
 // is read (review finding: it used to fail after the first pass).
 TEST(GradientEmFitTest, AnUnplannableReleaseFailsBeforeTheFitDrawsAnything) {
   const GeneratedData g = Make(GradientEmModel::kGmm, 500, 4, 0.0, 22);
