@@ -116,6 +116,10 @@ void WarnAboutBounds(const PrivateBounds& b, std::string_view command) {
     std::cerr << "dpem " << command << ": warning: the privacy guarantee is VOID: " << reason
               << "\n";
   }
+  WarnIfMostOutside(b, command);
+}
+
+void WarnIfMostOutside(const PrivateBounds& b, std::string_view command) {
   if (b.outside_fraction_noisy > kOutsideFractionWarning) {
     std::cerr << "dpem " << command << ": warning: the released (noisy) fraction of records "
               << "outside the released ball is " << FormatNumber(b.outside_fraction_noisy)

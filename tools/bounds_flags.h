@@ -27,7 +27,10 @@ nlohmann::json BoundsToJson(const PrivateBounds& bounds, const PrivateBoundsOpti
 StatusOr<DataDomain> ReadBoundsFile(const std::string& path);
 
 // One line on stderr ("dpem <command>: warning: ...") when the released
-// outside fraction exceeds kOutsideFractionWarning, and one per void reason.
+// outside fraction exceeds kOutsideFractionWarning.
+void WarnIfMostOutside(const PrivateBounds& bounds, std::string_view command);
+
+// WarnIfMostOutside, and one line per void reason.
 void WarnAboutBounds(const PrivateBounds& bounds, std::string_view command);
 
 }  // namespace dpem::cli

@@ -181,11 +181,7 @@ StatusOr<PrivateBounds> ReleaseAutoBounds(const RowSource& x, double e0, bool qu
   PrivateBoundsOptions b;
   b.epsilon = e0;
   StatusOr<PrivateBounds> bounds = ReleasePrivateBounds(x, b, gen);
-  if (bounds.ok() && !quiet && bounds->outside_fraction_noisy > kOutsideFractionWarning) {
-    std::cerr << "dpem fit gmm: warning: the released (noisy) fraction of records outside the "
-                 "released ball is "
-              << FormatNumber(bounds->outside_fraction_noisy) << ": most records are clipped\n";
-  }
+  if (bounds.ok() && !quiet) WarnIfMostOutside(*bounds, "fit gmm");
   return bounds;
 }
 
