@@ -63,6 +63,14 @@ StatusOr<NearestCentre> NearestCentre::Create(const Eigen::MatrixXd& centres) {
   return nc;
 }
 
+// scratch(i, k) = x_i . mu_k - ||mu_k||^2 / 2 (see Assign).
+void NearestCentre::SquaredDistances(const Eigen::Ref<const DataMatrix>& block,
+                                     Eigen::MatrixXd& out) const {
+  out.noalias() = block * centres_.transpose();
+  out.rowwise() -= half_squared_norms_;
+  out = ((-2.0 * out).colwise() + block.rowwise().squaredNorm()).cwiseMax(0.0);
+}
+
 void NearestCentre::Assign(const Eigen::Ref<const DataMatrix>& block, Eigen::VectorXi& labels,
                            Eigen::VectorXd& distances, Eigen::MatrixXd& scratch) const {
   // scratch(i, k) = x_i . mu_k - ||mu_k||^2 / 2; the nearest centre maximises

@@ -14,18 +14,18 @@ namespace dpem::internal {
 namespace {
 
 // Squared distances (N x L) of every record of `x` to each row of
-// `candidates` (L x d), clamped at 0 against rounding. Threads write
-// disjoint rows, so the result does not depend on the thread count.
+// `candidates` (L x d), clamped at 0 against rounding
+// (NearestCentre::SquaredDistances). Threads write disjoint rows, so the
+// result does not depend on the thread count.
 StatusOr<Eigen::MatrixXd> SquaredDistances(const RowSource& x, const Eigen::MatrixXd& candidates,
                                            const Engine& engine) {
+  DPEM_ASSIGN_OR_RETURN(const NearestCentre nc, NearestCentre::Create(candidates));
   Eigen::MatrixXd out(x.rows(), candidates.rows());
-  const Eigen::RowVectorXd norms = candidates.rowwise().squaredNorm().transpose();
   DPEM_RETURN_IF_ERROR(engine.ForEachBlock(
       x, candidates.rows() + x.cols(), [&](int, const RowBlock& block, Eigen::Index first) {
-        Eigen::MatrixXd d2 = -2.0 * (block * candidates.transpose());
-        d2.rowwise() += norms;
-        d2.colwise() += block.rowwise().squaredNorm();
-        out.middleRows(first, block.rows()) = d2.cwiseMax(0.0);
+        Eigen::MatrixXd d2;
+        nc.SquaredDistances(block, d2);
+        out.middleRows(first, block.rows()) = d2;
         return OkStatus();
       }));
   return out;

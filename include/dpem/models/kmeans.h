@@ -82,6 +82,11 @@ class NearestCentre {
   void Assign(const Eigen::Ref<const DataMatrix>& block, Eigen::VectorXi& labels,
               Eigen::VectorXd& distances, Eigen::MatrixXd& scratch) const;
 
+  // The squared distance of each row of `block` to each centre, rows x K,
+  // clamped at 0 against rounding: ||x||^2 - 2 (x . mu - ||mu||^2 / 2), the
+  // same numbers Assign computes for the nearest centre.
+  void SquaredDistances(const Eigen::Ref<const DataMatrix>& block, Eigen::MatrixXd& out) const;
+
   // Accumulates the block's counts, sums and sse into `stats` (which must be
   // Zero(K, d)-shaped): the per-block kernel of ComputeKmeansStatistics.
   void Accumulate(const Eigen::Ref<const DataMatrix>& block, KmeansStatistics& stats,
