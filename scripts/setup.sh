@@ -19,7 +19,7 @@ build/dpem fit gmm --input "$data" --components 5 --iterations 10 \
   --epsilon 1 --delta 1e-5 "${domain[@]}" --output out/gowalla_private.json
 build/dpem score --model out/gowalla_private.json --input "$data"
 
-echo "== Non-private EM from the same kind of start, for comparison"
+echo "== Non-private EM (its default start, k-means++), for comparison"
 build/dpem fit gmm --input "$data" --components 5 --iterations 10 \
   --epsilon inf "${domain[@]}" --output out/gowalla_nonprivate.json
 build/dpem score --model out/gowalla_nonprivate.json --input "$data"
