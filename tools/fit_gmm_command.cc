@@ -289,11 +289,13 @@ Command AddFitGmmCommand(CLI::App& fit) {
   app->add_option("--estimator", f->estimator,
                   "mle, or map with park2017's priors (default mle)");
   app->add_option("--init", f->init,
-                  "Starting point: kmeans++ (k-means++ seeding and Lloyd on the records, as "
-                  "scikit-learn's GaussianMixture; the default for --epsilon inf; it reads the "
-                  "data without noise, so a private fit refuses it), random (means uniform in "
-                  "the domain's ball, never the data; the default for private fits) or "
-                  "private (reserved for a private start; not available yet)");
+                  "Starting point: private (the default for private fits: two noisy releases "
+                  "of counts and sums of a data-adaptive partition of the domain, clustered "
+                  "by weighted k-means++; it takes 20% of the budget, docs/gmm.md), kmeans++ "
+                  "(k-means++ seeding and Lloyd on the records, as scikit-learn's "
+                  "GaussianMixture; the default for --epsilon inf; it reads the data without "
+                  "noise, so a private fit refuses it) or random (means uniform in the "
+                  "domain's ball, never the data)");
   AddPrivacyOptions(app, *f);
   app->add_option("--covariance-floor", f->covariance_floor,
                   "Added to every covariance's diagonal, in unit-ball units (default 1e-6; at "

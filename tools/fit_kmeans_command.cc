@@ -27,7 +27,7 @@ struct FitKmeansFlags {
   long long components = 0;
   long long iterations = 0;
   std::string epsilon_text;
-  std::optional<std::string> init;  // Unset: kmeans++ for plain Lloyd, random if private.
+  std::optional<std::string> init;  // Unset: KmeansFitOptions::ResolvedInit().
   std::optional<double> delta;
   std::optional<std::string> accountant;
   std::optional<double> data_norm;
@@ -166,10 +166,13 @@ Command AddFitKmeansCommand(CLI::App& fit) {
                   "Total privacy budget epsilon (> 0), or inf for plain Lloyd")
       ->required();
   app->add_option("--init", f->init,
-                  "Seeding: kmeans++ (greedy k-means++ on the records, as scikit-learn's "
-                  "KMeans; the default for --epsilon inf; it reads the data without noise, so "
-                  "a private fit refuses it) or random (uniform in the domain's ball, never "
-                  "the data; the default for private fits)");
+                  "Seeding: private (the default for private cdp-gauss and cdp-laplace fits: "
+                  "two noisy releases of counts and sums of a data-adaptive partition of the "
+                  "domain, clustered by weighted k-means++; it takes 20% of the budget, "
+                  "docs/kmeans.md), kmeans++ (greedy k-means++ on the records, as "
+                  "scikit-learn's KMeans; the default for --epsilon inf; it reads the data "
+                  "without noise, so a private fit refuses it) or random (uniform in the "
+                  "domain's ball, never the data; the default of the DPLloyd baselines)");
   app->add_option("--delta", f->delta,
                   "Total delta in (0, 1): required by cdp-gauss, cdp-laplace and dplloyd-zcdp; "
                   "not used by dplloyd (pure epsilon-DP)");

@@ -74,7 +74,12 @@ Status CalibrationOptions::Validate() const {
   if (!(relative_tolerance > 0.0 && relative_tolerance <= 0.1)) {
     return InvalidArgumentError("relative tolerance must be in (0, 0.1]");
   }
-  return ValidatePattern(pattern);
+  DPEM_RETURN_IF_ERROR(ValidatePattern(pattern));
+  if (start.releases.empty()) return OkStatus();
+  if (!(start_share > 0.0 && start_share < 1.0)) {
+    return InvalidArgumentError("the start's share of the budget must be in (0, 1)");
+  }
+  return ValidatePattern(start);
 }
 
 StatusOr<std::vector<double>> PatternNoiseMultipliers(const ReleasePattern& pattern,
@@ -112,21 +117,75 @@ StatusOr<PrivacyLedger> PatternLedger(const ReleasePattern& pattern, int iterati
   return ledger;
 }
 
+StatusOr<std::vector<double>> StartNoiseMultipliers(const ReleasePattern& start, double share,
+                                                    const ReleasePattern& pattern,
+                                                    int iterations,
+                                                    const std::vector<double>& multipliers) {
+  DPEM_RETURN_IF_ERROR(ValidatePattern(start));
+  DPEM_RETURN_IF_ERROR(ValidatePattern(pattern));
+  if (!(share > 0.0 && share < 1.0)) {
+    return InvalidArgumentError("the start's share of the budget must be in (0, 1)");
+  }
+  if (iterations < 1) return InvalidArgumentError("iterations J must be >= 1");
+  if (multipliers.size() != pattern.releases.size()) {
+    return InvalidArgumentError("one noise multiplier per release kind is required");
+  }
+  // rho of one iteration, and of the start at unit scale (z_s = w_s).
+  double rho_iteration = 0.0;
+  for (std::size_t r = 0; r < multipliers.size(); ++r) {
+    rho_iteration += pattern.releases[r].count_per_iteration /
+                     (2.0 * multipliers[r] * multipliers[r]);
+  }
+  double rho_unit_start = 0.0;
+  for (const ReleaseSpec& spec : start.releases) {
+    rho_unit_start += spec.count_per_iteration / (2.0 * spec.noise_weight * spec.noise_weight);
+  }
+  const double rho_start = share / (1.0 - share) * iterations * rho_iteration;
+  const double scale = std::sqrt(rho_unit_start / rho_start);
+  std::vector<double> start_multipliers;
+  for (const ReleaseSpec& spec : start.releases) {
+    start_multipliers.push_back(scale * spec.noise_weight);
+  }
+  return start_multipliers;
+}
+
 namespace {
 
 // The ledger and certified epsilon at one per-release budget.
 struct Accounted {
   std::vector<double> multipliers;
+  std::vector<double> start_multipliers;
   PrivacyLedger ledger;
   double epsilon = 0.0;
 };
+
+// Records the start's releases, labelled "start / <label>".
+Status RecordStart(const ReleasePattern& start, const std::vector<double>& multipliers,
+                   PrivacyLedger& ledger) {
+  for (std::size_t r = 0; r < start.releases.size(); ++r) {
+    const ReleaseSpec& spec = start.releases[r];
+    const Release release{spec.mechanism, 1.0, multipliers[r], "start / " + spec.label,
+                          spec.sampling};
+    DPEM_RETURN_IF_ERROR(
+        ledger.RecordRepeated(release, static_cast<std::size_t>(spec.count_per_iteration)));
+  }
+  return OkStatus();
+}
 
 StatusOr<Accounted> AccountAt(const CalibrationOptions& o, double per_release_epsilon) {
   Accounted a;
   DPEM_ASSIGN_OR_RETURN(a.multipliers, PatternNoiseMultipliers(
                                            o.pattern, per_release_epsilon,
                                            o.per_release_delta));
-  DPEM_ASSIGN_OR_RETURN(a.ledger, PatternLedger(o.pattern, o.iterations, a.multipliers));
+  DPEM_ASSIGN_OR_RETURN(PrivacyLedger iterations,
+                        PatternLedger(o.pattern, o.iterations, a.multipliers));
+  if (!o.start.releases.empty()) {
+    DPEM_ASSIGN_OR_RETURN(a.start_multipliers,
+                          StartNoiseMultipliers(o.start, o.start_share, o.pattern,
+                                                o.iterations, a.multipliers));
+    DPEM_RETURN_IF_ERROR(RecordStart(o.start, a.start_multipliers, a.ledger));
+  }
+  for (const Release& r : iterations.releases()) DPEM_RETURN_IF_ERROR(a.ledger.Record(r));
   DPEM_ASSIGN_OR_RETURN(a.epsilon, ComputeEpsilon(a.ledger, o.delta, o.accountant));
   return a;
 }
@@ -172,6 +231,7 @@ StatusOr<CalibrationResult> Calibrate(const CalibrationOptions& options) {
   CalibrationResult result;
   result.per_release_epsilon = bracket.lo;
   result.noise_multipliers = std::move(best.multipliers);
+  result.start_noise_multipliers = std::move(best.start_multipliers);
   result.ledger = std::move(best.ledger);
   result.epsilon = best.epsilon;
   result.delta = options.delta;

@@ -1,14 +1,16 @@
 // The starting point of a Gaussian-mixture fit: see models/gmm_init.h.
 #include "models/gmm_init.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 #include <vector>
 
 #include "dpem/models/kmeans.h"
-#include "dpem/random/samplers.h"
 #include "models/gmm_kernels.h"
 #include "models/kmeans_plusplus.h"
+#include "models/gmm_frames.h"
+#include "models/private_start.h"
 
 namespace dpem::internal {
 namespace {
@@ -24,6 +26,18 @@ GmmParameters WithMeans(const Eigen::MatrixXd& means, CovarianceType type) {
   p.covariances.assign(static_cast<size_t>(k),
                        Eigen::MatrixXd::Identity(d, d) / static_cast<double>(d + 2));
   return p;
+}
+
+// For each centre (row), half its distance to the nearest other one; 1 (the
+// ball's radius) for a single centre.
+Eigen::VectorXd HalfDistanceToNearestOther(const Eigen::MatrixXd& centres) {
+  Eigen::VectorXd half = Eigen::VectorXd::Ones(centres.rows());
+  for (Eigen::Index i = 0; i < centres.rows(); ++i) {
+    for (Eigen::Index j = 0; j < centres.rows(); ++j) {
+      if (j != i) half(i) = std::min(half(i), 0.5 * (centres.row(i) - centres.row(j)).norm());
+    }
+  }
+  return half;
 }
 
 // Adds one record's contribution to the statistics of cluster `c`.
@@ -48,14 +62,31 @@ void AddRecord(const Eigen::Ref<const Eigen::RowVectorXd>& x, Eigen::Index c,
 
 StatusOr<GmmParameters> RandomGmmStart(int k, Eigen::Index d, CovarianceType type,
                                        Generator& gen) {
-  Eigen::MatrixXd means(k, d);
-  for (int c = 0; c < k; ++c) {
-    DPEM_ASSIGN_OR_RETURN(Eigen::VectorXd dir, SampleGaussianVector(gen, d, 1.0));
-    const double norm = dir.norm();
-    const double radius = std::pow(gen.UniformOpen01(), 1.0 / static_cast<double>(d));
-    means.row(c) = (norm > 0 ? dir / norm : dir) * radius;
-  }
+  DPEM_ASSIGN_OR_RETURN(const Eigen::MatrixXd means, UniformInUnitBall(k, d, gen));
   return WithMeans(means, type);
+}
+
+StatusOr<GmmParameters> PrivateGmmStart(const RowSource& unit, CovarianceType type,
+                                        double covariance_floor, double frame_radius,
+                                        const PrivateStartPlan& plan,
+                                        const Engine& engine, Generator& gen,
+                                        PrivacyLedger& ledger) {
+  DPEM_ASSIGN_OR_RETURN(const StartClusters clusters,
+                        PrivateStart(unit, plan, engine, gen, ledger));
+  const int k = plan.components;
+  const Eigen::Index d = unit.cols();
+  GmmParameters p = WithMeans(clusters.centres, type);
+  p.weights = clusters.weights.cwiseMax(kMinStartWeight / k);
+  p.weights /= p.weights.sum();
+  const Eigen::VectorXd reach = HalfDistanceToNearestOther(clusters.centres) / frame_radius;
+  const double largest = 1.0 / static_cast<double>(d + 2);
+  for (int c = 0; c < k; ++c) {
+    const double spread = clusters.spreads(c) / static_cast<double>(d);
+    const double v = std::clamp(std::max(spread, reach(c) * reach(c)), covariance_floor,
+                                std::max(covariance_floor, largest));
+    p.covariances[static_cast<size_t>(c)] = Eigen::MatrixXd::Identity(d, d) * v;
+  }
+  return p;
 }
 
 StatusOr<GmmStatistics> HardAssignmentStatistics(const RowSource& x,
@@ -105,7 +136,9 @@ StatusOr<GmmParameters> KmeansGmmStart(const RowSource& unit, int k, CovarianceT
 
 StatusOr<GmmParameters> InitialGmmParameters(const RowSource& unit,
                                              const GmmFitOptions& options,
-                                             const Engine& engine, Generator& gen) {
+                                             const PrivateStartPlan* start,
+                                             const Engine& engine,
+                                             Generator& gen, PrivacyLedger* ledger) {
   switch (options.ResolvedInit()) {
     case GmmInit::kRandom:
       return RandomGmmStart(options.components, unit.cols(), options.covariance, gen);
@@ -117,7 +150,13 @@ StatusOr<GmmParameters> InitialGmmParameters(const RowSource& unit,
                             options.covariance_floor, options.init_max_iterations, engine,
                             gen);
     case GmmInit::kPrivate:
-      return InvalidArgumentError("the private start is not available yet");
+      if (start == nullptr || ledger == nullptr) {
+        return InvalidArgumentError("the private start needs a private fit's release");
+      }
+      return PrivateGmmStart(unit, options.covariance, options.covariance_floor,
+                             options.frame_radius > 0.0 ? options.frame_radius
+                                                        : DefaultFrameRadius(unit.cols()),
+                             *start, engine, gen, *ledger);
   }
   return InternalError("unhandled GmmInit");
 }

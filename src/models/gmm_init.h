@@ -10,7 +10,9 @@
 #include <Eigen/Core>
 
 #include "dpem/data/row_source.h"
+#include "dpem/accounting/ledger.h"
 #include "dpem/engine/engine.h"
+#include "models/private_start.h"
 #include "dpem/models/gmm.h"
 #include "dpem/models/private_gmm.h"
 #include "dpem/random/generator.h"
@@ -19,12 +21,37 @@
 namespace dpem::internal {
 
 // The unit-ball parameters a fit starts from, by options.ResolvedInit():
-// RandomGmmStart or KmeansGmmStart. `unit` holds the records in the unit
-// ball (UnitBallRowSource). Requires options.Validate() OK and
-// K <= unit.rows(). A private fit gets a start that never reads `unit`.
+// RandomGmmStart, KmeansGmmStart or PrivateGmmStart. `unit` holds the
+// records in the unit ball (UnitBallRowSource). Requires options.Validate()
+// OK and K <= unit.rows(). The private start releases by `start` (its
+// plan, models/private_start.h) into `ledger`; both must be set for it and
+// are unused otherwise. A private fit never gets a start that
+// reads `unit` without noise.
 StatusOr<GmmParameters> InitialGmmParameters(const RowSource& unit,
                                              const GmmFitOptions& options,
-                                             const Engine& engine, Generator& gen);
+                                             const PrivateStartPlan* start,
+                                             const Engine& engine,
+                                             Generator& gen, PrivacyLedger* ledger);
+
+// The private start (models/private_start.h) as mixture parameters: the K
+// sketch clusters' centres as means, their weights (each at least
+// kMinStartWeight / K, renormalised) as mixing weights, and isotropic
+// covariances v I, v the larger of spread / d (the sketch's spread about the
+// centre) and (h / frame_radius)^2, h half the distance to the nearest other
+// centre, clamped to [covariance_floor, 1 / (d + 2)]: generous, so that a
+// component frame (models/gmm_frames.h) built from the start reaches half
+// way to the next component and the covariance can shrink to its cluster
+// rather than grow from too small a frame. The plan's releases, recorded in
+// `ledger`.
+StatusOr<GmmParameters> PrivateGmmStart(const RowSource& unit, CovarianceType type,
+                                        double covariance_floor, double frame_radius,
+                                        const PrivateStartPlan& plan,
+                                        const Engine& engine, Generator& gen,
+                                        PrivacyLedger& ledger);
+
+// The smallest mixing weight of the private start, times 1 / K: a cluster of
+// the sketch with (almost) no weight still gets records in the first E-step.
+inline constexpr double kMinStartWeight = 0.1;
 
 // Means uniform in the unit ball (direction a normalised Gaussian, radius
 // U^(1/d)), equal weights, covariances I / (d + 2). Never looks at data.

@@ -65,7 +65,8 @@ TEST(GmmModelIoTest, RecordsTheNeighbourRelationAndSeedWarning) {
   EXPECT_EQ(j["privacy"]["seed"], 6);
   EXPECT_NE(j["privacy"]["seed_warning"].get<std::string>().find("not for production"),
             std::string::npos);
-  EXPECT_EQ(j["privacy"]["releases"].size(), 3u);  // Joint: one release per iteration.
+  // The private start's two releases, then one joint release per iteration.
+  EXPECT_EQ(j["privacy"]["releases"].size(), 2u + 3u);
   EXPECT_EQ(j["privacy"]["mechanisms"], "joint");
 }
 

@@ -9,6 +9,7 @@
 #include "dpem/models/gmm_model_io.h"
 #include "dpem/data/private_bounds.h"
 #include "models/ledger_json.h"
+#include "models/private_start.h"
 
 namespace dpem {
 namespace {
@@ -210,8 +211,11 @@ StatusOr<GmmFit> FitFrom(const json& model) {
   for (const Release& r : fit.guarantee.ledger.releases()) {
     bounds_releases += r.label.rfind(kBoundsLabelPrefix, 0) == 0 ? 1 : 0;
   }
-  const std::size_t expected =
-      static_cast<std::size_t>(fit.iterations) * per_iteration + bounds_releases;
+  // The private start's releases follow them (models/private_start.h).
+  const std::size_t start_releases =
+      fit.init == GmmInit::kPrivate ? internal::kPrivateStartReleases : 0;
+  const std::size_t expected = static_cast<std::size_t>(fit.iterations) * per_iteration +
+                               bounds_releases + start_releases;
   if (fit.guarantee.is_private && fit.guarantee.ledger.size() != expected) {
     return InvalidArgumentError("a private model of " + std::to_string(fit.iterations) +
                                 " iterations must list " + std::to_string(expected) +

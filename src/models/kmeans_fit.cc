@@ -2,16 +2,17 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "dpem/accounting/calibration.h"
 #include "dpem/data/row_source.h"
 #include "dpem/mechanisms/additive_noise.h"
 #include "dpem/models/kmeans.h"
-#include "dpem/random/samplers.h"
 #include "internal/guarantee.h"
 #include "internal/linear_algebra.h"
 #include "models/kmeans_plusplus.h"
+#include "models/private_start.h"
 
 namespace dpem {
 namespace {
@@ -31,6 +32,8 @@ struct KmeansPlan {
   std::vector<double> multipliers;
   int releases_per_iteration = 1;
   double sensitivity_joint = 0.0;  // Joint releases: L2 (Gaussian) or L1.
+  // The private start's release (models/private_start.h), if it starts so.
+  std::optional<internal::PrivateStartPlan> start;
 
   // Standard deviation of the noise on one coordinate of a sum.
   double SumsNoiseStddev(Eigen::Index d) const {
@@ -58,7 +61,7 @@ ReleasePattern LaplacePattern(Eigen::Index d) {
            {MechanismKind::kLaplace, 1, 1.0, "sums"}}};
 }
 
-StatusOr<KmeansPlan> MakePlan(const KmeansFitOptions& o, Eigen::Index d) {
+StatusOr<KmeansPlan> MakePlan(const KmeansFitOptions& o, Eigen::Index n, Eigen::Index d) {
   KmeansPlan plan;
   plan.method = o.method;
   if (o.method == KmeansMethod::kDplloyd) {
@@ -75,6 +78,17 @@ StatusOr<KmeansPlan> MakePlan(const KmeansFitOptions& o, Eigen::Index d) {
   c.delta = o.delta;
   c.iterations = o.iterations;
   c.accountant = o.EffectiveAccountant();
+  // The start's noise is of the iterations' kind: Gaussian for cdp-gauss,
+  // Laplace for cdp-laplace.
+  const MechanismKind start_mechanism = o.method == KmeansMethod::kCdpGauss
+                                            ? MechanismKind::kGaussian
+                                            : MechanismKind::kLaplace;
+  const bool private_start = o.initial_centres.size() == 0 &&
+                             o.ResolvedInit() == KmeansInit::kPrivate;
+  if (private_start) {
+    c.start = internal::PrivateStartPattern(start_mechanism, NoiseSampling::kDiscrete);
+    c.start_share = internal::kPrivateStartShare;
+  }
   if (o.method == KmeansMethod::kCdpLaplace) {
     c.pattern = LaplacePattern(d);
     plan.releases_per_iteration = 2;
@@ -88,20 +102,12 @@ StatusOr<KmeansPlan> MakePlan(const KmeansFitOptions& o, Eigen::Index d) {
   }
   DPEM_ASSIGN_OR_RETURN(const CalibrationResult cal, Calibrate(c));
   plan.multipliers = cal.noise_multipliers;
+  if (private_start) {
+    DPEM_ASSIGN_OR_RETURN(plan.start, internal::MakePrivateStartPlan(
+                                          start_mechanism, NoiseSampling::kDiscrete,
+                                          cal.start_noise_multipliers, o.components, n, d));
+  }
   return plan;
-}
-
-// Releases (counts, sums) as one vector [counts; sums row by row].
-Status ReleaseJoint(KmeansStatistics& s, const NoiseSpec& spec, Generator& gen,
-                    PrivacyLedger& ledger) {
-  const Eigen::Index k = s.counts.size(), d = s.sums.cols();
-  Eigen::VectorXd v(k + k * d);
-  v.head(k) = s.counts;
-  for (Eigen::Index c = 0; c < k; ++c) v.segment(k + c * d, d) = s.sums.row(c).transpose();
-  DPEM_RETURN_IF_ERROR(ReleaseVector(v, spec, gen, ledger));
-  s.counts = v.head(k);
-  for (Eigen::Index c = 0; c < k; ++c) s.sums.row(c) = v.segment(k + c * d, d).transpose();
-  return OkStatus();
 }
 
 // Replaces the exact statistics by their release; drops the exact sse.
@@ -128,13 +134,14 @@ Status Privatize(KmeansStatistics& s, const KmeansPlan& plan, int it, Generator&
     DPEM_RETURN_IF_ERROR(ReleaseVector(s.counts, CountsSpec(plan, it), gen, ledger));
     return ReleaseMatrix(s.sums, SumsSpec(plan, it, s.sums.cols()), gen, ledger);
   }
-  return ReleaseJoint(s, JointSpec(plan, it), gen, ledger);
+  return internal::ReleaseCountsAndSums(s, JointSpec(plan, it), gen, ledger);
 }
 
 // Checks one iteration's releases for K centres in d dimensions on public
 // values alone, drawing nothing, before the data is read: a release that
 // cannot be made fails there, not after a pass (review finding).
 Status CheckReleases(const KmeansPlan& plan, Eigen::Index k, Eigen::Index d) {
+  if (plan.start) DPEM_RETURN_IF_ERROR(internal::CheckPrivateStart(*plan.start, d));
   if (plan.method == KmeansMethod::kCdpLaplace) {
     DPEM_RETURN_IF_ERROR(CheckRelease(CountsSpec(plan, 1), k));
     return CheckRelease(SumsSpec(plan, 1, d), k * d);
@@ -156,30 +163,29 @@ void UpdateCentres(const KmeansStatistics& s, double threshold, Eigen::MatrixXd&
   }
 }
 
-// Centres uniform in the unit ball (direction: a normalised Gaussian vector;
-// radius U^(1/d)), drawn from the generator only; or the caller's public
-// centres mapped to the unit ball and clipped to it.
-// Plain Lloyd by default seeds by k-means++ on the unit-ball records.
+// The caller's public centres mapped to the unit ball and clipped to it; or
+// by o.ResolvedInit(): the private start (one release through plan->start,
+// recorded in `ledger`), k-means++ on the unit-ball records (plain Lloyd), or
+// centres uniform in the unit ball drawn from the generator only.
 StatusOr<Eigen::MatrixXd> InitialCentres(const KmeansFitOptions& o, const DataDomain& domain,
-                                         const RowSource& unit, const Engine& engine,
-                                         Generator& gen) {
+                                         const RowSource& unit, const KmeansPlan* plan,
+                                         const Engine& engine, Generator& gen,
+                                         PrivacyLedger& ledger) {
   const Eigen::Index d = unit.cols();
   if (o.initial_centres.size() != 0) {
     DPEM_ASSIGN_OR_RETURN(const DataMatrix mapped, MapToUnitBall(o.initial_centres, domain,
                                                                  nullptr));
     return Eigen::MatrixXd(mapped);
   }
+  if (plan != nullptr && plan->start) {
+    DPEM_ASSIGN_OR_RETURN(const internal::StartClusters clusters,
+                          internal::PrivateStart(unit, *plan->start, engine, gen, ledger));
+    return clusters.centres;
+  }
   if (o.ResolvedInit() == KmeansInit::kKmeansPlusPlus) {
     return internal::KmeansPlusPlusSeeds(unit, o.components, engine, gen);
   }
-  Eigen::MatrixXd centres(o.components, d);
-  for (int c = 0; c < o.components; ++c) {
-    DPEM_ASSIGN_OR_RETURN(const Eigen::VectorXd dir, SampleGaussianVector(gen, d, 1.0));
-    const double radius = std::pow(gen.UniformOpen01(), 1.0 / static_cast<double>(d));
-    const double norm = dir.norm();
-    centres.row(c) = (norm > 0 ? dir / norm : dir).transpose() * radius;
-  }
-  return centres;
+  return internal::UniformInUnitBall(o.components, d, gen);
 }
 
 // Row sources are checked for non-finite values when they are opened.
@@ -203,7 +209,8 @@ Status ValidateFitData(const RowSource& x, const KmeansFitOptions& o) {
 // and the accountant certifies at most the target.
 Status Reaccount(const KmeansFitOptions& o, const KmeansPlan& plan, KmeansGuarantee& g) {
   const std::size_t expected =
-      static_cast<std::size_t>(o.iterations) * static_cast<std::size_t>(plan.releases_per_iteration);
+      static_cast<std::size_t>(o.iterations) * static_cast<std::size_t>(plan.releases_per_iteration) +
+      (plan.start ? internal::kPrivateStartReleases : 0);
   if (g.ledger.size() != expected) {
     return InternalError("the fit made " + std::to_string(g.ledger.size()) +
                          " releases but budgeted " + std::to_string(expected));
@@ -286,15 +293,30 @@ AccountantKind KmeansFitOptions::EffectiveAccountant() const {
 }
 
 std::string_view KmeansInitName(KmeansInit init) {
-  return init == KmeansInit::kRandom ? "random" : "kmeans++";
+  switch (init) {
+    case KmeansInit::kRandom: return "random";
+    case KmeansInit::kKmeansPlusPlus: return "kmeans++";
+    case KmeansInit::kPrivate: return "private";
+  }
+  return "unknown";
 }
 
 StatusOr<KmeansInit> ParseKmeansInit(std::string_view name) {
-  for (KmeansInit i : {KmeansInit::kRandom, KmeansInit::kKmeansPlusPlus}) {
+  for (KmeansInit i : {KmeansInit::kRandom, KmeansInit::kKmeansPlusPlus, KmeansInit::kPrivate}) {
     if (name == KmeansInitName(i)) return i;
   }
   return InvalidArgumentError("unknown seeding '" + std::string(name) +
-                              "' (accepted: random, kmeans++)");
+                              "' (accepted: random, kmeans++, private)");
+}
+
+bool KmeansMethodHasPrivateStart(KmeansMethod method) {
+  return method == KmeansMethod::kCdpGauss || method == KmeansMethod::kCdpLaplace;
+}
+
+KmeansInit KmeansFitOptions::ResolvedInit() const {
+  if (init) return *init;
+  if (!IsPrivate()) return KmeansInit::kKmeansPlusPlus;
+  return KmeansMethodHasPrivateStart(method) ? KmeansInit::kPrivate : KmeansInit::kRandom;
 }
 
 Status KmeansFitOptions::Validate() const {
@@ -310,7 +332,17 @@ Status KmeansFitOptions::Validate() const {
       (initial_centres.rows() != components || !initial_centres.allFinite())) {
     return InvalidArgumentError("initial centres must be K finite rows");
   }
+  if (init == KmeansInit::kPrivate && !IsPrivate()) {
+    return InvalidArgumentError(
+        "the private start needs a private fit (a finite epsilon); plain Lloyd seeds by "
+        "k-means++");
+  }
   if (!IsPrivate()) return OkStatus();
+  if (init == KmeansInit::kPrivate && !KmeansMethodHasPrivateStart(method)) {
+    return InvalidArgumentError("method " + std::string(KmeansMethodName(method)) +
+                                " is the published DPLloyd baseline, which starts at random: "
+                                "the private start is for cdp-gauss and cdp-laplace");
+  }
   if (init == KmeansInit::kKmeansPlusPlus) {
     return InvalidArgumentError(
         "a private fit cannot seed by k-means++: it reads the data without noise (use the "
@@ -345,12 +377,13 @@ StatusOr<KmeansFit> FitKmeans(const RowSource& x, const KmeansFitOptions& option
   DPEM_ASSIGN_OR_RETURN(const UnitBallRowSource unit, UnitBallRowSource::Create(x, fit.domain));
   std::optional<KmeansPlan> plan;
   if (options.IsPrivate()) {
-    DPEM_ASSIGN_OR_RETURN(plan, MakePlan(options, x.cols()));
+    DPEM_ASSIGN_OR_RETURN(plan, MakePlan(options, x.rows(), x.cols()));
     fit.guarantee.noise_multipliers = plan->multipliers;
     DPEM_RETURN_IF_ERROR(CheckReleases(*plan, options.components, x.cols()));
   }
   DPEM_ASSIGN_OR_RETURN(Eigen::MatrixXd centres,
-                        InitialCentres(options, fit.domain, unit, engine, gen));
+                        InitialCentres(options, fit.domain, unit, plan ? &*plan : nullptr,
+                                       engine, gen, fit.guarantee.ledger));
   DPEM_RETURN_IF_ERROR(RunIterations(unit, engine, options, plan ? &*plan : nullptr, gen,
                                      centres, fit.guarantee.ledger));
   if (plan) DPEM_RETURN_IF_ERROR(Reaccount(options, *plan, fit.guarantee));

@@ -135,6 +135,7 @@ TEST(FitKmeansTest, LedgerAndNoiseOfEachMethodMatchClosedForms) {
   for (const Case& c : cases) {
     KmeansFitOptions o = Options(c.method, eps);
     o.accountant = AccountantKind::kZcdp;
+    o.init = KmeansInit::kRandom;  // The iterations' closed forms; the start below.
     Generator gen = Generator::FromSeed(5);
     const StatusOr<KmeansFit> fit = FitKmeans(x, o, gen);
     ASSERT_TRUE(fit.ok()) << fit.status().ToString();
@@ -160,6 +161,36 @@ TEST(FitKmeansTest, LedgerAndNoiseOfEachMethodMatchClosedForms) {
     EXPECT_GE(g.epsilon, eps * 0.99) << name;
     EXPECT_EQ(g.target_delta, c.method == KmeansMethod::kDplloyd ? 0.0 : delta) << name;
   }
+}
+
+TEST(FitKmeansTest, ThePrivateStartTakesItsNamedShareOfTheZcdpCost) {
+  // Under zCDP the rule (calibration.h, StartNoiseMultipliers) has a closed
+  // form: the start's two Gaussian releases cost 0.2 rho (0.15 and 0.85 of
+  // it), the J iterations the remaining 0.8 rho.
+  const DataMatrix x = Blobs(100, 4);
+  const double eps = 0.5, delta = 1e-4, J = 5.0;
+  const double rho = std::pow(ZcdpRootRho(eps, delta), 2);
+  KmeansFitOptions o = Options(KmeansMethod::kCdpGauss, eps);
+  o.accountant = AccountantKind::kZcdp;
+  Generator gen = Generator::FromSeed(5);
+  const StatusOr<KmeansFit> fit = FitKmeans(x, o, gen);
+  ASSERT_TRUE(fit.ok()) << fit.status().ToString();
+  EXPECT_EQ(fit->init, KmeansInit::kPrivate);
+  const std::vector<Release>& r = fit->guarantee.ledger.releases();
+  ASSERT_EQ(r.size(), 2u + 5u);
+  const double expected[3] = {2.0 * std::sqrt(1.0 / (2 * 0.2 * 0.15 * rho)),
+                              2.0 * std::sqrt(1.0 / (2 * 0.2 * 0.85 * rho)),
+                              2.0 * std::sqrt(J / (2 * 0.8 * rho))};
+  const char* labels[3] = {"start / coarse counts and sums", "start / counts and sums",
+                           "iteration 1 / counts and sums"};
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(r[static_cast<size_t>(i)].label, labels[i]);
+    EXPECT_GE(r[static_cast<size_t>(i)].sensitivity, 2.0);
+    EXPECT_GE(r[static_cast<size_t>(i)].noise_scale, expected[i] * (1 - 1e-12)) << i;
+    EXPECT_LE(r[static_cast<size_t>(i)].noise_scale, expected[i] * (1 + 2e-3)) << i;
+  }
+  EXPECT_LE(fit->guarantee.epsilon, eps);
+  EXPECT_GE(fit->guarantee.epsilon, eps * 0.99);
 }
 
 TEST(FitKmeansTest, NoiseDoesNotDependOnTheData) {

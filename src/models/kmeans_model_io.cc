@@ -8,6 +8,7 @@
 
 #include "internal/file_util.h"
 #include "models/ledger_json.h"
+#include "models/private_start.h"
 
 namespace dpem {
 namespace {
@@ -119,10 +120,11 @@ Status GuaranteeFrom(const json& model, KmeansFit& fit) {
   fit.guarantee.target_delta = (*p)["target_delta"].get<double>();
   DPEM_ASSIGN_OR_RETURN(const json* releases, Field(*p, "releases"));
   const std::size_t per_iteration = fit.method == KmeansMethod::kCdpLaplace ? 2 : 1;
+  const std::size_t start = fit.init == KmeansInit::kPrivate ? internal::kPrivateStartReleases : 0;
   if (!releases->is_array() ||
-      releases->size() != per_iteration * static_cast<std::size_t>(fit.iterations)) {
+      releases->size() != per_iteration * static_cast<std::size_t>(fit.iterations) + start) {
     return InvalidArgumentError("a private model must list one release per iteration (two for "
-                                "cdp-laplace)");
+                                "cdp-laplace), after one for a private start");
   }
   return OkStatus();
 }

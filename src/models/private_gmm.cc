@@ -19,6 +19,7 @@
 #include "internal/linear_algebra.h"
 #include "models/gmm_frames.h"
 #include "models/gmm_init.h"
+#include "models/private_start.h"
 
 namespace dpem {
 namespace {
@@ -32,6 +33,8 @@ struct ReleasePlan {
   NoiseSpec sums;
   NoiseSpec second;  // Unused with unsafe paper mechanisms.
   bool joint = false;
+  // The private start's release (models/private_start.h), if it starts so.
+  std::optional<internal::PrivateStartPlan> start;
   JointNoiseScales split;  // Joint: relative block scales, sensitivity 1.
   double joint_multiplier = 0.0;
   NoiseSampling joint_sampling = NoiseSampling::kDiscrete;
@@ -48,7 +51,8 @@ std::string IterationLabel(int iteration, const std::string& what) {
   return "iteration " + std::to_string(iteration) + " / " + what;
 }
 
-ReleasePlan MakePlan(const GmmFitOptions& o, const std::vector<double>& z, Eigen::Index d) {
+ReleasePlan MakeIterationPlan(const GmmFitOptions& o, const std::vector<double>& z,
+                              Eigen::Index d) {
   if (o.mechanisms == GmmMechanisms::kJoint) {
     ReleasePlan plan;
     plan.joint = true;
@@ -67,6 +71,18 @@ ReleasePlan MakePlan(const GmmFitOptions& o, const std::vector<double>& z, Eigen
   plan.second = {MechanismKind::kGaussian, second, z[2], "second moments"};
   for (NoiseSpec* spec : {&plan.counts, &plan.sums, &plan.second}) {
     spec->sampling = o.noise_sampling;
+  }
+  return plan;
+}
+
+// The plan of a calibrated fit: its iterations' releases and its start's.
+StatusOr<ReleasePlan> MakePlan(const GmmFitOptions& o, const CalibrationResult& cal,
+                               Eigen::Index n, Eigen::Index d) {
+  ReleasePlan plan = MakeIterationPlan(o, cal.noise_multipliers, d);
+  if (!cal.start_noise_multipliers.empty()) {
+    DPEM_ASSIGN_OR_RETURN(plan.start, internal::MakePrivateStartPlan(
+                                          MechanismKind::kGaussian, o.noise_sampling,
+                                          cal.start_noise_multipliers, o.components, n, d));
   }
   return plan;
 }
@@ -145,6 +161,10 @@ StatusOr<CalibrationResult> CalibrateFit(const GmmFitOptions& o) {
   c.iterations = o.iterations;
   c.accountant = o.accountant;
   c.per_release_delta = o.per_release_delta;
+  if (o.ResolvedInit() == GmmInit::kPrivate) {
+    c.start = internal::PrivateStartPattern(MechanismKind::kGaussian, o.noise_sampling);
+    c.start_share = internal::kPrivateStartShare;
+  }
   if (o.mechanisms == GmmMechanisms::kJoint) {
     c.pattern = {"joint", {{MechanismKind::kGaussian, 1, 1.0, "joint statistics",
                             o.noise_sampling}}};
@@ -316,6 +336,7 @@ Status Iterate(const RowSource& unit, const Engine& engine, const GmmFitOptions&
 // releases: all statistics jointly, or the counts, each component's sums and
 // (unless park2016's mechanisms replace them) each second moment.
 Status CheckReleases(const GmmFitOptions& o, const ReleasePlan& plan, Eigen::Index d) {
+  if (plan.start) DPEM_RETURN_IF_ERROR(internal::CheckPrivateStart(*plan.start, d));
   if (plan.joint) {
     return CheckJointRelease(o.covariance, plan.split, plan.joint_multiplier, o.components, d,
                              plan.joint_sampling);
@@ -423,7 +444,10 @@ Status ValidateInit(const GmmFitOptions& o) {
   switch (o.ResolvedInit()) {
     case GmmInit::kRandom: return OkStatus();
     case GmmInit::kPrivate:
-      return InvalidArgumentError("the private start is not available yet");
+      if (o.IsPrivate()) return OkStatus();
+      return InvalidArgumentError(
+          "the private start needs a private fit (a finite epsilon); plain EM starts from "
+          "k-means++");
     case GmmInit::kKmeansPlusPlus:
       if (!o.IsPrivate()) return OkStatus();
       return InvalidArgumentError(
@@ -507,14 +531,17 @@ StatusOr<GmmFit> FitGmm(const RowSource& x, const GmmFitOptions& options, Genera
   std::optional<ReleasePlan> plan;
   if (options.IsPrivate()) {
     DPEM_ASSIGN_OR_RETURN(cal, CalibrateFit(options));
-    plan = MakePlan(options, cal->noise_multipliers, x.cols());
+    DPEM_ASSIGN_OR_RETURN(plan, MakePlan(options, *cal, x.rows(), x.cols()));
     DPEM_RETURN_IF_ERROR(CheckReleases(options, *plan, x.cols()));
     fit.guarantee.per_release_epsilon = cal->per_release_epsilon;
     fit.guarantee.noise_multipliers = cal->noise_multipliers;
     fit.guarantee.frame_radius = FrameRadius(options, x.cols());
   }
   EmState state;
-  DPEM_ASSIGN_OR_RETURN(state.params, internal::InitialGmmParameters(unit, options, engine, gen));
+  const internal::PrivateStartPlan* start = plan && plan->start ? &*plan->start : nullptr;
+  DPEM_ASSIGN_OR_RETURN(state.params, internal::InitialGmmParameters(unit, options, start,
+                                                                     engine, gen,
+                                                                     &state.ledger));
   const double eps_i = cal ? cal->per_release_epsilon : kInfinity;
   const ReleasePlan* plan_or_null = plan ? &*plan : nullptr;
   const MStepOptions m_step = MStepOptionsFor(options, x.cols(), plan_or_null);

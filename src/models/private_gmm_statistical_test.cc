@@ -58,6 +58,7 @@ TEST(PrivateGmmStatisticalTest, FittedParametersVaryByTheLedgersNoiseScales) {
   o.domain.data_norm = 2.0;
   o.covariance = CovarianceType::kFull;
   o.mechanisms = GmmMechanisms::kGgg;
+  o.init = GmmInit::kRandom;  // One iteration's releases only.
   std::vector<double> mean0, cov00, cov01;
   double sums_scale = 0, second_scale = 0;
   for (int f = 0; f < kFits; ++f) {
@@ -100,6 +101,7 @@ TEST(PrivateGmmStatisticalTest, JointReleaseBlocksHaveTheirScales) {
   o.domain.data_norm = 2.0;
   o.covariance = CovarianceType::kFull;
   o.mechanisms = GmmMechanisms::kJoint;
+  o.init = GmmInit::kRandom;  // One iteration's release only.
   const JointNoiseScales split = DefaultJointNoiseSplit(CovarianceType::kFull, 2, 1);
   std::vector<double> mean0, cov00, cov01;
   double sigma = 0;

@@ -81,7 +81,8 @@ TEST(BoundsCliTest, AutoDomainFitBeatsAWrongDomainAndCertifiesTheTotal) {
   r = RunDpem("fit gmm --output " + bad + common + " --data-norm 1");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json p = json::parse(ReadFile(model)).at("privacy");
-  EXPECT_EQ(p.at("releases").size(), 7u + 5u);  // Bounds, then one per iteration.
+  // Bounds, the private start, then one per iteration.
+  EXPECT_EQ(p.at("releases").size(), 7u + 2u + 5u);
   EXPECT_NEAR(p.at("target_epsilon").get<double>(), 2.0, 2e-3);
   EXPECT_LE(p.at("epsilon").get<double>(), p.at("target_epsilon").get<double>());
   EXPECT_GT(MeanLogLikelihood(model, data), MeanLogLikelihood(bad, data) + 100.0);

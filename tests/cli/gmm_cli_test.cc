@@ -194,9 +194,12 @@ TEST_F(GmmCliTest, PrivateFitEveryCovarianceAndInputFormat) {
       EXPECT_TRUE(p.at("private").get<bool>());
       EXPECT_LE(p.at("epsilon").get<double>(), 1.0);
       EXPECT_EQ(p.at("neighbour_relation"), "replace-one");
-      // The default joint mechanism: one release per iteration.
+      // The default private start (two releases, listed first), then the
+      // default joint mechanism: one release per iteration.
+      EXPECT_EQ(m.at("init"), "private");
       EXPECT_EQ(p.at("mechanisms"), "joint");
-      EXPECT_EQ(p.at("releases").size(), static_cast<size_t>(kJ)) << name;
+      ASSERT_EQ(p.at("releases").size(), static_cast<size_t>(2 + kJ)) << name;
+      EXPECT_EQ(p.at("releases")[0].at("label"), "start / coarse counts and sums");
       EXPECT_EQ(p.at("seed"), 5);
       EXPECT_TRUE(p.at("seeded").get<bool>());
       // --seed: the noise is reproducible, so the guarantee is void, for that only.
@@ -226,8 +229,9 @@ TEST_F(GmmCliTest, MapEstimatorAndLaplaceMechanisms) {
     ASSERT_EQ(r.exit_code, 0) << extra << ": " << r.err;
     const json p = Model("variant.json").at("privacy");
     EXPECT_LE(p.at("epsilon").get<double>(), 1.0) << extra;
-    // The papers' scenarios: 2K + 1 releases per iteration.
-    EXPECT_EQ(p.at("releases").size(), static_cast<size_t>(kJ * (2 * kK + 1))) << extra;
+    // The private start's two releases, then the papers' scenarios: 2K + 1
+    // releases per iteration.
+    EXPECT_EQ(p.at("releases").size(), static_cast<size_t>(2 + kJ * (2 * kK + 1))) << extra;
     ExpectScoreMatches("variant.json", Data());
   }
   EXPECT_EQ(Model("variant.json").at("privacy").at("mechanisms"), "LLG");

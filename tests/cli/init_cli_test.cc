@@ -65,6 +65,8 @@ TEST_F(InitCliTest, GmmDefaultStartFollowsPrivacyAndIsRecorded) {
   ASSERT_EQ(Fit("gmm", "--epsilon inf --init random").exit_code, 0);
   EXPECT_EQ(RecordedInit(), "random");
   ASSERT_EQ(Fit("gmm", private_).exit_code, 0);
+  EXPECT_EQ(RecordedInit(), "private");
+  ASSERT_EQ(Fit("gmm", private_ + "--init random").exit_code, 0);
   EXPECT_EQ(RecordedInit(), "random");
 }
 
@@ -72,7 +74,7 @@ TEST_F(InitCliTest, GmmPrivateFitRefusesKmeansPlusPlusBeforeReadingData) {
   // The input does not exist: the refusal comes from the options alone.
   ExpectRefused(Fit("gmm", private_ + "--init kmeans++", Dir() + "missing.csv"), "k-means++");
   ExpectRefused(Fit("gmm", "--epsilon inf --init private", Dir() + "missing.csv"),
-                "private start is not available");
+                "private start needs a private fit");
   ExpectRefused(Fit("gmm", "--epsilon inf --init kmeans"), "--init");
 }
 
@@ -81,7 +83,18 @@ TEST_F(InitCliTest, KmeansDefaultSeedingFollowsPrivacy) {
   ASSERT_EQ(Fit("kmeans", method + "--epsilon inf").exit_code, 0);
   EXPECT_EQ(RecordedInit(), "kmeans++");
   ASSERT_EQ(Fit("kmeans", method + private_).exit_code, 0);
+  EXPECT_EQ(RecordedInit(), "private");
+  ASSERT_EQ(Fit("kmeans", "--method cdp-laplace " + private_).exit_code, 0);
+  EXPECT_EQ(RecordedInit(), "private");
+  // The published DPLloyd baseline keeps its random start, and refuses the
+  // private one; plain Lloyd refuses it too.
+  ASSERT_EQ(Fit("kmeans", "--method dplloyd " + private_).exit_code, 0);
   EXPECT_EQ(RecordedInit(), "random");
+  ExpectRefused(Fit("kmeans", "--method dplloyd " + private_ + "--init private",
+                    Dir() + "missing.csv"),
+                "DPLloyd");
+  ExpectRefused(Fit("kmeans", method + "--epsilon inf --init private", Dir() + "missing.csv"),
+                "private start needs a private fit");
   ExpectRefused(Fit("kmeans", method + private_ + "--init kmeans++", Dir() + "missing.csv"),
                 "k-means++");
 }

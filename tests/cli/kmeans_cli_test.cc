@@ -98,9 +98,17 @@ class KmeansCliTest : public ::testing::Test {
 };
 
 TEST_F(KmeansCliTest, EveryMethodWritesAPrivateModel) {
-  const std::pair<const char*, size_t> methods[] = {
-      {"cdp-gauss", 1}, {"cdp-laplace", 2}, {"dplloyd", 1}, {"dplloyd-zcdp", 1}};
-  for (const auto& [method, per_iteration] : methods) {
+  // Releases per iteration, and of the start: the private start (two
+  // releases) is the default of cdp-gauss and cdp-laplace; the DPLloyd
+  // baselines start at random.
+  struct Method {
+    const char* name;
+    size_t per_iteration;
+    size_t start;
+  };
+  const Method methods[] = {
+      {"cdp-gauss", 1, 2}, {"cdp-laplace", 2, 2}, {"dplloyd", 1, 0}, {"dplloyd-zcdp", 1, 0}};
+  for (const auto& [method, per_iteration, start] : methods) {
     const std::string name = std::string(method) + ".json";
     const RunResult r = Fit(name, domain_ + "--epsilon 1 --delta 1e-4 --method " + method);
     ASSERT_EQ(r.exit_code, 0) << method << ": " << r.err;
@@ -114,7 +122,8 @@ TEST_F(KmeansCliTest, EveryMethodWritesAPrivateModel) {
     EXPECT_TRUE(p.at("private").get<bool>());
     EXPECT_EQ(p.at("neighbour_relation"), "replace-one");
     EXPECT_LE(p.at("epsilon").get<double>(), 1.0);
-    EXPECT_EQ(p.at("releases").size(), per_iteration * kJ) << method;
+    EXPECT_EQ(p.at("releases").size(), start + per_iteration * kJ) << method;
+    EXPECT_EQ(m.at("init"), start ? "private" : "random") << method;
     EXPECT_EQ(m.at("data_transform").at("data_norm"), 3.0);
     // Centres in original units, inside the public domain.
     for (const json& c : m.at("centres")) {

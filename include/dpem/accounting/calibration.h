@@ -74,6 +74,13 @@ struct CalibrationOptions {
   int iterations = 0;
   // The releases of one iteration (non-empty, counts >= 1, weights > 0).
   ReleasePattern pattern;
+  // Releases made once, before the first iteration (a private start); empty
+  // for none. Their noise weights are relative to one another: the start as a
+  // whole takes `start_share` of the fit's zCDP cost (StartNoiseMultipliers).
+  ReleasePattern start;
+  // The start's share of the fit's budget, in (0, 1) when `start` has
+  // releases (ignored otherwise). No default here: each model names its rule.
+  double start_share = 0.0;
   AccountantKind accountant = kDefaultAccountant;
   // delta_i in the parametrisation of Gaussian noise; in (0, 1).
   double per_release_delta = kDefaultPerReleaseDelta;
@@ -92,7 +99,11 @@ struct CalibrationResult {
   // Noise multiplier (noise scale / sensitivity) of each ReleaseSpec, in the
   // order of pattern.releases.
   std::vector<double> noise_multipliers;
-  // The J iterations' releases with unit sensitivity, as accounted.
+  // Noise multiplier of each ReleaseSpec of options.start, in its order;
+  // empty without a start.
+  std::vector<double> start_noise_multipliers;
+  // The start's releases (labelled "start / <label>") then the J iterations'
+  // releases, with unit sensitivity, as accounted.
   PrivacyLedger ledger;
   // What the accountant certifies for `ledger`: epsilon <= target epsilon at
   // the target delta.
@@ -110,6 +121,21 @@ StatusOr<std::vector<double>> PatternNoiseMultipliers(const ReleasePattern& patt
 // multipliers and unit sensitivity, labelled "iteration j / <label>".
 StatusOr<PrivacyLedger> PatternLedger(const ReleasePattern& pattern, int iterations,
                                       const std::vector<double>& noise_multipliers);
+
+// The noise multipliers of the releases made once, `start`, given one
+// iteration's `pattern` and its multipliers, so that the start takes `share`
+// of the fit's zCDP cost (the named split rule of a private start):
+//   sum_start count / (2 z_s^2) = share / (1 - share) * J * sum_pattern count / (2 z^2).
+// rho(z) = 1 / (2 z^2) is the zCDP cost of a Gaussian release with noise
+// multiplier z (Bun and Steinke 2016, Prop. 1.6) and a bound on that of a
+// Laplace release with multiplier z, which is pure (1/z)-DP (Prop. 1.4). The
+// rule only splits: the accountant certifies the whole ledger whatever it is.
+// The start's noise weights keep their ratios. Requires 0 < share < 1,
+// iterations >= 1 and valid patterns with one multiplier per release kind.
+StatusOr<std::vector<double>> StartNoiseMultipliers(const ReleasePattern& start, double share,
+                                                    const ReleasePattern& pattern,
+                                                    int iterations,
+                                                    const std::vector<double>& multipliers);
 
 // Finds the largest per-release budget that meets the target; see above.
 StatusOr<CalibrationResult> Calibrate(const CalibrationOptions& options);

@@ -172,10 +172,17 @@ inline constexpr double kDplloydRoundingMargin = 1e-9;
 // given): kRandom, uniform in the domain's ball from the generator, never the
 // data; kKmeansPlusPlus, greedy k-means++ seeding on the records (as
 // scikit-learn's KMeans), which reads the data without noise: plain Lloyd
-// only.
-enum class KmeansInit { kRandom, kKmeansPlusPlus };
-std::string_view KmeansInitName(KmeansInit init);  // "random", "kmeans++"
+// only; kPrivate, the private start (docs/privacy.md, "The private start":
+// one release of noisy counts and sums of a random partition of the ball,
+// clustered by weighted k-means++), which takes kPrivateStartShare of the
+// budget: private cdp-gauss and cdp-laplace fits only.
+enum class KmeansInit { kRandom, kKmeansPlusPlus, kPrivate };
+std::string_view KmeansInitName(KmeansInit init);  // "random", "kmeans++", "private"
 StatusOr<KmeansInit> ParseKmeansInit(std::string_view name);
+// True for the methods that accept the private start (cdp-gauss and
+// cdp-laplace; the DPLloyd methods are the published baseline, kept as
+// published with their random start).
+bool KmeansMethodHasPrivateStart(KmeansMethod method);
 
 // What one iteration reports to a progress callback: no data-dependent value
 // of a private fit.
@@ -212,8 +219,9 @@ struct KmeansFitOptions {
   // domain's ball from the generator, independent of the data.
   Eigen::MatrixXd initial_centres;
   // Without initial centres: the seeding; unset means kKmeansPlusPlus for
-  // plain Lloyd (epsilon = infinity) and kRandom for a private fit, which
-  // refuses kKmeansPlusPlus (Validate).
+  // plain Lloyd (epsilon = infinity), kPrivate for a private fit whose method
+  // has it (KmeansMethodHasPrivateStart) and kRandom for the DPLloyd methods.
+  // A private fit refuses kKmeansPlusPlus; plain Lloyd refuses kPrivate.
   std::optional<KmeansInit> init;
   // Threads and block size of the fitting engine. Released statistics are
   // exact sums (engine/exact_sum.h): they do not depend on the thread count;
@@ -226,9 +234,7 @@ struct KmeansFitOptions {
   // The accountant that certifies this method's ledger.
   AccountantKind EffectiveAccountant() const;
   // `init` if set, else the default (see there).
-  KmeansInit ResolvedInit() const {
-    return init.value_or(IsPrivate() ? KmeansInit::kRandom : KmeansInit::kKmeansPlusPlus);
-  }
+  KmeansInit ResolvedInit() const;
   // Checks everything that does not need the data.
   Status Validate() const;
 };

@@ -6,9 +6,12 @@
 //   1. Records are clipped to the public ball ||x - c|| <= R and mapped to the
 //      unit ball (data/domain.h). R has no default.
 //   2. The starting point (GmmFitOptions::init, docs/gmm.md "Starting
-//      points"): for a private fit drawn from the generator, independent of
-//      the data (means uniform in the unit ball, equal weights, covariances
-//      I / (d + 2), the covariance of the uniform law on the unit ball); for
+//      points"): for a private fit by default the private start
+//      (models/private_start.h: one joint release of noisy counts and sums
+//      of a random Voronoi partition of the ball, clustered by weighted
+//      k-means++), which takes kPrivateStartShare of the budget; or, with
+//      kRandom, drawn from the generator independently of the data (means
+//      uniform in the unit ball, equal weights, covariances I / (d + 2)); for
 //      plain EM by default k-means++ and Lloyd on the unit-ball records, as
 //      scikit-learn's GaussianMixture(init_params="kmeans") does.
 //   3. Each iteration: E-step -> sufficient statistics (counts N_k, sums
@@ -72,8 +75,12 @@ StatusOr<GmmMechanisms> ParseGmmMechanisms(std::string_view name);
 //                    Lloyd's algorithm on the unit-ball records, then one
 //                    M-step from the hard assignment. It reads the data
 //                    WITHOUT noise, so only non-private fits accept it.
-//   kPrivate:        reserved for a differentially private start; not
-//                    available yet (Validate refuses it).
+//   kPrivate:        the private start (docs/privacy.md, "The private
+//                    start"): one noisy release of counts and sums of a
+//                    random partition of the ball, clustered by weighted
+//                    k-means++ (post-processing). It takes kPrivateStartShare
+//                    of the budget, recorded in the ledger as "start / ...".
+//                    Private fits only.
 enum class GmmInit { kRandom, kKmeansPlusPlus, kPrivate };
 std::string_view GmmInitName(GmmInit init);  // "random", "kmeans++", "private"
 StatusOr<GmmInit> ParseGmmInit(std::string_view name);
@@ -150,8 +157,8 @@ struct GmmFitOptions {
   bool unsafe_paper_mechanisms = false;
 
   // The starting point; unset means DefaultInit(): kKmeansPlusPlus for a
-  // non-private fit (epsilon = infinity), kRandom for a private one (until
-  // the private start lands). A private fit refuses kKmeansPlusPlus.
+  // non-private fit (epsilon = infinity), kPrivate for a private one. A
+  // private fit refuses kKmeansPlusPlus; a non-private one refuses kPrivate.
   std::optional<GmmInit> init;
   // Lloyd iterations of the kKmeansPlusPlus start at most (>= 1; 300 as
   // scikit-learn's KMeans); it stops earlier once the centres move by less
@@ -176,7 +183,7 @@ struct GmmFitOptions {
 
   bool IsPrivate() const { return epsilon != std::numeric_limits<double>::infinity(); }
   // The start used when `init` is unset (see there).
-  GmmInit DefaultInit() const { return IsPrivate() ? GmmInit::kRandom : GmmInit::kKmeansPlusPlus; }
+  GmmInit DefaultInit() const { return IsPrivate() ? GmmInit::kPrivate : GmmInit::kKmeansPlusPlus; }
   // `init` if set, else DefaultInit().
   GmmInit ResolvedInit() const { return init.value_or(DefaultInit()); }
   // Checks everything that does not need the data.

@@ -1,0 +1,188 @@
+// Tests of the private start (models/private_start.h).
+#include "models/private_start.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "dpem/accounting/calibration.h"
+#include "dpem/data/row_source.h"
+#include "dpem/random/generator.h"
+#include "dpem/random/samplers.h"
+
+namespace dpem::internal {
+namespace {
+
+Generator Seeded(uint64_t seed) { return Generator::FromSeed(seed); }
+
+// Three tight clusters at known centres in the unit ball, n records each.
+DataMatrix ThreeClusters(Eigen::Index n, Generator& gen) {
+  const Eigen::MatrixXd centres = (Eigen::MatrixXd(3, 2) << -0.5, 0.0, 0.5, 0.0, 0.0, 0.6).finished();
+  DataMatrix x(3 * n, 2);
+  for (Eigen::Index i = 0; i < 3 * n; ++i) {
+    x(i, 0) = centres(i % 3, 0) + 0.02 * SampleStandardNormal(gen);
+    x(i, 1) = centres(i % 3, 1) + 0.02 * SampleStandardNormal(gen);
+  }
+  return x;
+}
+
+// The plan of K components for N records in d dimensions at equal coarse and
+// fine multipliers z.
+PrivateStartPlan Plan(MechanismKind mechanism, double z, int k, Eigen::Index n, Eigen::Index d) {
+  StatusOr<PrivateStartPlan> plan =
+      MakePrivateStartPlan(mechanism, NoiseSampling::kDiscrete, {z, z}, k, n, d);
+  EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+  return plan.ok() ? *plan : PrivateStartPlan{};
+}
+
+TEST(PrivateStartTest, CandidatesFollowTheNoiseAndTheOversampling) {
+  // Gaussian: sigma = 2 z = 20, so N / (10 sigma) = 50 cells for N = 10000.
+  EXPECT_EQ(Plan(MechanismKind::kGaussian, 10.0, 4, 10000, 2).fine_candidates, 40);  // 10 K.
+  EXPECT_EQ(Plan(MechanismKind::kGaussian, 10.0, 8, 10000, 2).fine_candidates, 50);
+  EXPECT_EQ(Plan(MechanismKind::kGaussian, 10.0, 8, 100, 2).fine_candidates, 8);  // >= K.
+  EXPECT_EQ(Plan(MechanismKind::kGaussian, 10.0, 8, 100, 2).coarse_candidates, 16);  // 2 K.
+  // Laplace: sigma = sqrt(2) b with b = (2 + 2 sqrt(2)) z.
+  const PrivateStartPlan lap = Plan(MechanismKind::kLaplace, 10.0, 100, 100000, 2);
+  EXPECT_DOUBLE_EQ(lap.fine.sensitivity, 2.0 + 2.0 * std::sqrt(2.0));
+  const double sigma = std::sqrt(2.0) * (2.0 + 2.0 * std::sqrt(2.0)) * 10.0;
+  EXPECT_EQ(lap.fine_candidates, static_cast<Eigen::Index>(std::floor(100000 / (10 * sigma))));
+}
+
+TEST(PrivateStartTest, PlanRefusesBadArguments) {
+  EXPECT_FALSE(MakePrivateStartPlan(MechanismKind::kGaussian, NoiseSampling::kDiscrete, {1.0},
+                                    3, 100, 2).ok());
+  EXPECT_FALSE(MakePrivateStartPlan(MechanismKind::kGaussian, NoiseSampling::kDiscrete,
+                                    {1.0, 1.0}, 0, 100, 2).ok());
+  EXPECT_FALSE(MakePrivateStartPlan(MechanismKind::kGaussian, NoiseSampling::kDiscrete,
+                                    {1.0, -1.0}, 3, 100, 2).ok());
+}
+
+TEST(PrivateStartTest, MakesTwoReleasesOfTheJointSensitivity) {
+  Generator gen = Seeded(1);
+  const DataMatrix x = ThreeClusters(2000, gen);
+  StatusOr<MatrixRowSource> src_or = MatrixRowSource::Borrow(x);
+  ASSERT_TRUE(src_or.ok()) << src_or.status().ToString();
+  const MatrixRowSource& src = *src_or;
+  StatusOr<Engine> engine_or = Engine::Create({});
+  ASSERT_TRUE(engine_or.ok()) << engine_or.status().ToString();
+  const Engine& engine = *engine_or;
+  const PrivateStartPlan plan = Plan(MechanismKind::kGaussian, 5.0, 3, x.rows(), 2);
+  PrivacyLedger ledger;
+  StatusOr<StartClusters> s_or = PrivateStart(src, plan, engine, gen, ledger);
+  ASSERT_TRUE(s_or.ok()) << s_or.status().ToString();
+  const StartClusters& s = *s_or;
+  ASSERT_EQ(ledger.size(), 2u);
+  EXPECT_EQ(ledger.releases()[0].label, "start / coarse counts and sums");
+  EXPECT_EQ(ledger.releases()[1].label, "start / counts and sums");
+  for (const Release& r : ledger.releases()) {
+    EXPECT_EQ(r.mechanism, MechanismKind::kGaussian);
+    // The discrete release charges at least the joint sensitivity 2.
+    EXPECT_GE(r.sensitivity, kKmeansJointL2Sensitivity);
+  }
+  EXPECT_EQ(s.centres.rows(), 3);
+  EXPECT_NEAR(s.weights.sum(), 1.0, 1e-12);
+}
+
+TEST(PrivateStartTest, FindsWellSeparatedClustersAtModerateNoise) {
+  Generator gen = Seeded(2);
+  const DataMatrix x = ThreeClusters(5000, gen);
+  StatusOr<MatrixRowSource> src_or = MatrixRowSource::Borrow(x);
+  ASSERT_TRUE(src_or.ok()) << src_or.status().ToString();
+  const MatrixRowSource& src = *src_or;
+  StatusOr<Engine> engine_or = Engine::Create({});
+  ASSERT_TRUE(engine_or.ok()) << engine_or.status().ToString();
+  const Engine& engine = *engine_or;
+  const PrivateStartPlan plan = Plan(MechanismKind::kGaussian, 5.0, 3, x.rows(), 2);
+  PrivacyLedger ledger;
+  StatusOr<StartClusters> s_or = PrivateStart(src, plan, engine, gen, ledger);
+  ASSERT_TRUE(s_or.ok()) << s_or.status().ToString();
+  const StartClusters& s = *s_or;
+  const Eigen::MatrixXd truth = (Eigen::MatrixXd(3, 2) << -0.5, 0.0, 0.5, 0.0, 0.0, 0.6).finished();
+  for (Eigen::Index t = 0; t < 3; ++t) {
+    double nearest = 1e9;
+    for (Eigen::Index c = 0; c < 3; ++c) {
+      nearest = std::min(nearest, (s.centres.row(c) - truth.row(t)).norm());
+    }
+    EXPECT_LT(nearest, 0.05) << "true centre " << t;
+  }
+  EXPECT_NEAR(s.weights.minCoeff(), 1.0 / 3.0, 0.05);
+}
+
+TEST(PrivateStartTest, WeightedKmeansHonoursTheWeights) {
+  // Two points far apart with weights 1 and 3 and K = 1: the weighted mean.
+  const Eigen::MatrixXd points = (Eigen::MatrixXd(2, 1) << 0.0, 1.0).finished();
+  const Eigen::VectorXd weights = (Eigen::VectorXd(2) << 1.0, 3.0).finished();
+  Generator gen = Seeded(3);
+  StatusOr<StartClusters> s_or = WeightedKmeans(points, weights, 1, gen);
+  ASSERT_TRUE(s_or.ok()) << s_or.status().ToString();
+  const StartClusters& s = *s_or;
+  EXPECT_DOUBLE_EQ(s.centres(0, 0), 0.75);
+  // Weighted mean squared distance: (1 * 0.75^2 + 3 * 0.25^2) / 4.
+  EXPECT_DOUBLE_EQ(s.spreads(0), (0.5625 + 3 * 0.0625) / 4.0);
+  EXPECT_DOUBLE_EQ(s.weights(0), 1.0);
+}
+
+TEST(PrivateStartTest, WeightedKmeansRefusesBadInput) {
+  Generator gen = Seeded(4);
+  const Eigen::MatrixXd points = Eigen::MatrixXd::Zero(2, 2);
+  EXPECT_FALSE(WeightedKmeans(points, Eigen::VectorXd::Ones(2), 3, gen).ok());
+  EXPECT_FALSE(WeightedKmeans(points, Eigen::VectorXd::Zero(2), 1, gen).ok());
+}
+
+TEST(PrivateStartTest, UniformPointsLieInTheBall) {
+  Generator gen = Seeded(5);
+  StatusOr<Eigen::MatrixXd> p_or = UniformInUnitBall(500, 7, gen);
+  ASSERT_TRUE(p_or.ok()) << p_or.status().ToString();
+  const Eigen::MatrixXd& p = *p_or;
+  EXPECT_LE(p.rowwise().norm().maxCoeff(), 1.0);
+  // E||u||^2 = d / (d + 2) for the uniform law on the ball.
+  EXPECT_NEAR(p.rowwise().squaredNorm().mean(), 7.0 / 9.0, 0.03);
+}
+
+TEST(StartCalibrationTest, TheStartTakesItsShareOfTheZcdpCost) {
+  CalibrationOptions c;
+  c.epsilon = 1.0;
+  c.delta = 1e-5;
+  c.iterations = 5;
+  c.accountant = AccountantKind::kZcdp;
+  c.pattern = {"joint", {{MechanismKind::kGaussian, 1, 1.0, "joint statistics"}}};
+  c.start = PrivateStartPattern(MechanismKind::kGaussian, NoiseSampling::kDiscrete);
+  c.start_share = 0.2;
+  StatusOr<CalibrationResult> r_or = Calibrate(c);
+  ASSERT_TRUE(r_or.ok()) << r_or.status().ToString();
+  const CalibrationResult& r = *r_or;
+  ASSERT_EQ(r.start_noise_multipliers.size(), 2u);
+  const double z = r.noise_multipliers[0];
+  const double z1 = r.start_noise_multipliers[0], z2 = r.start_noise_multipliers[1];
+  const double rho1 = 1.0 / (2 * z1 * z1), rho2 = 1.0 / (2 * z2 * z2);
+  const double rho_iterations = 5.0 / (2 * z * z);
+  EXPECT_NEAR((rho1 + rho2) / (rho1 + rho2 + rho_iterations), 0.2, 1e-12);
+  EXPECT_NEAR(rho1 / (rho1 + rho2), kStartCoarseShare, 1e-12);
+  ASSERT_EQ(r.ledger.size(), 7u);
+  EXPECT_EQ(r.ledger.releases()[0].label, "start / coarse counts and sums");
+  EXPECT_EQ(r.ledger.releases()[1].label, "start / counts and sums");
+  EXPECT_LE(r.epsilon, 1.0);
+  // Without the start, the same target buys less noise per iteration.
+  c.start = {};
+  StatusOr<CalibrationResult> plain_or = Calibrate(c);
+  ASSERT_TRUE(plain_or.ok()) << plain_or.status().ToString();
+  const CalibrationResult& plain = *plain_or;
+  EXPECT_LT(plain.noise_multipliers[0], z);
+  EXPECT_NEAR(plain.noise_multipliers[0] / z, std::sqrt(0.8), 0.01);
+}
+
+TEST(StartCalibrationTest, RefusesAShareOutsideTheOpenUnitInterval) {
+  CalibrationOptions c;
+  c.epsilon = 1.0;
+  c.delta = 1e-5;
+  c.iterations = 5;
+  c.pattern = {"joint", {{MechanismKind::kGaussian, 1, 1.0, "joint statistics"}}};
+  c.start = PrivateStartPattern(MechanismKind::kGaussian, NoiseSampling::kDiscrete);
+  for (double share : {0.0, 1.0, -0.1, std::nan("")}) {
+    c.start_share = share;
+    EXPECT_FALSE(Calibrate(c).ok()) << share;
+  }
+}
+
+}  // namespace
+}  // namespace dpem::internal
