@@ -71,8 +71,10 @@ def fit_and_score(name, train, test, eps, flags, seed, workdir):
            "--iterations", str(s["j"]), "--covariance", s["cov"], "--seed", str(seed),
            "--quiet"] + s["domain"]
     # Every method from the same seeded random start (plain EM's default is
-    # k-means++ since issue 18; --init random keeps the comparison).
-    cmd += ["--epsilon", "inf", "--init", "random"] if flags is None else ["--epsilon", str(eps), "--delta", str(DELTA)] + flags
+    # k-means++ and a private fit's the private start since issue 18; --init
+    # random keeps the comparison of the mechanisms).
+    cmd += ["--init", "random"]
+    cmd += ["--epsilon", "inf"] if flags is None else ["--epsilon", str(eps), "--delta", str(DELTA)] + flags
     fit = subprocess.run(cmd, capture_output=True, text=True)
     if fit.returncode != 0:  # e.g. the moments accountant cannot certify epsilon = 0.1.
         return float("nan")

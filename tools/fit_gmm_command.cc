@@ -24,10 +24,10 @@ struct FitGmmFlags {
   std::string input;
   std::string output;
   long long components = 0;
-  long long iterations = 0;
+  std::optional<long long> iterations;  // Unset: GmmFitOptions::ResolvedIterations().
   std::string covariance = "full";
   std::string estimator = "mle";
-  std::optional<std::string> init;  // Unset: kmeans++ for plain EM, random if private.
+  std::optional<std::string> init;  // Unset: GmmFitOptions::ResolvedInit().
   std::string epsilon_text;
   double delta = std::numeric_limits<double>::quiet_NaN();
   std::string accountant{AccountantName(kDefaultAccountant)};
@@ -129,12 +129,12 @@ StatusOr<GmmFitOptions> OptionsFromFlags(FitGmmFlags& f) {
   GmmFitOptions o;
   DPEM_RETURN_IF_ERROR(ParseDomainFlags(f));
   DPEM_RETURN_IF_ERROR(RequireAtLeast("--components", f.components, 1));
-  DPEM_RETURN_IF_ERROR(RequireAtLeast("--iterations", f.iterations, 1));
-  if (f.iterations > 100000 || f.components > 100000) {
+  if (f.iterations) DPEM_RETURN_IF_ERROR(RequireAtLeast("--iterations", *f.iterations, 1));
+  if (f.iterations.value_or(1) > 100000 || f.components > 100000) {
     return InvalidArgumentError("--iterations and --components: must be <= 100000");
   }
   o.components = static_cast<int>(f.components);
-  o.iterations = static_cast<int>(f.iterations);
+  o.iterations = static_cast<int>(f.iterations.value_or(0));
   StatusOr<CovarianceType> cov = ParseCovarianceType(f.covariance);
   if (!cov.ok()) return InvalidArgumentError("--covariance: " + cov.status().message());
   o.covariance = *cov;
@@ -283,8 +283,10 @@ Command AddFitGmmCommand(CLI::App& fit) {
   app->add_option("--output", f->output, "Model file to write (JSON)")->required();
   app->add_option("--components", f->components, "Number of components K (>= 1, <= N)")
       ->required();
-  app->add_option("--iterations", f->iterations, "Number of EM iterations J (>= 1), fixed")
-      ->required();
+  app->add_option("--iterations", f->iterations,
+                  "Number of EM iterations J (>= 1), fixed. Default: 3 for a private fit "
+                  "from the private start, 10 from --init random, 100 for --epsilon inf "
+                  "(docs/gmm.md, \"Choosing J\")");
   app->add_option("--covariance", f->covariance, "full, diag or spherical (default full)");
   app->add_option("--estimator", f->estimator,
                   "mle, or map with park2017's priors (default mle)");

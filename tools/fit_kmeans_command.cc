@@ -25,7 +25,7 @@ struct FitKmeansFlags {
   std::string output;
   std::string method;
   long long components = 0;
-  long long iterations = 0;
+  std::optional<long long> iterations;  // Unset: KmeansFitOptions::ResolvedIterations().
   std::string epsilon_text;
   std::optional<std::string> init;  // Unset: KmeansFitOptions::ResolvedInit().
   std::optional<double> delta;
@@ -72,12 +72,12 @@ StatusOr<KmeansFitOptions> OptionsFromFlags(const FitKmeansFlags& f) {
   if (!m.ok()) return InvalidArgumentError("--method: " + m.status().message());
   o.method = *m;
   DPEM_RETURN_IF_ERROR(RequireAtLeast("--components", f.components, 1));
-  DPEM_RETURN_IF_ERROR(RequireAtLeast("--iterations", f.iterations, 1));
-  if (f.iterations > 100000 || f.components > 100000) {
+  if (f.iterations) DPEM_RETURN_IF_ERROR(RequireAtLeast("--iterations", *f.iterations, 1));
+  if (f.iterations.value_or(1) > 100000 || f.components > 100000) {
     return InvalidArgumentError("--iterations and --components: must be <= 100000");
   }
   o.components = static_cast<int>(f.components);
-  o.iterations = static_cast<int>(f.iterations);
+  o.iterations = static_cast<int>(f.iterations.value_or(0));
   DPEM_ASSIGN_OR_RETURN(o.epsilon, ParseEpsilonFlag("--epsilon", f.epsilon_text));
   if (f.init) {
     StatusOr<KmeansInit> init = ParseKmeansInit(*f.init);
@@ -160,8 +160,10 @@ Command AddFitKmeansCommand(CLI::App& fit) {
   app->add_option("--output", f->output, "Model file to write (JSON)")->required();
   app->add_option("--components", f->components, "Number of clusters K (>= 1, <= N)")
       ->required();
-  app->add_option("--iterations", f->iterations, "Number of Lloyd iterations J (>= 1), fixed")
-      ->required();
+  app->add_option("--iterations", f->iterations,
+                  "Number of Lloyd iterations J (>= 1), fixed. Default: 3 for a private fit "
+                  "from the private start, 10 from the random start (the DPLloyd "
+                  "baselines), 100 for --epsilon inf (docs/kmeans.md)");
   app->add_option("--epsilon", f->epsilon_text,
                   "Total privacy budget epsilon (> 0), or inf for plain Lloyd")
       ->required();

@@ -19,3 +19,7 @@ endif()
 if(DPEM_BUILD_TESTS)
   dpem_add_test(private_gmm_audit_test SOURCES src/models/private_gmm_audit_test.cc LABELS audit)
 endif()
+if(DPEM_BUILD_TESTS)
+  dpem_add_test(private_start_audit_test SOURCES src/models/private_start_audit_test.cc
+    LABELS audit)
+endif()

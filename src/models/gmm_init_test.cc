@@ -160,6 +160,21 @@ TEST(GmmInitTest, PrivateFitRefusesDataDependentStarts) {
   EXPECT_EQ(o.Validate().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(GmmInitTest, DefaultIterationsFollowTheStart) {
+  GmmFitOptions o = PlainOptions(3, 0);
+  EXPECT_TRUE(o.Validate().ok());
+  EXPECT_EQ(o.ResolvedIterations(), 100);  // Plain EM: scikit-learn's max_iter.
+  o.epsilon = 1.0;
+  o.delta = 1e-5;
+  EXPECT_EQ(o.ResolvedIterations(), 3);  // The private start.
+  o.init = GmmInit::kRandom;
+  EXPECT_EQ(o.ResolvedIterations(), 10);  // The papers' J from the random start.
+  o.iterations = 7;
+  EXPECT_EQ(o.ResolvedIterations(), 7);
+  o.iterations = -1;
+  EXPECT_EQ(o.Validate().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(GmmInitTest, NamesRoundTrip) {
   for (GmmInit i : {GmmInit::kRandom, GmmInit::kKmeansPlusPlus, GmmInit::kPrivate}) {
     EXPECT_EQ(*ParseGmmInit(GmmInitName(i)), i);

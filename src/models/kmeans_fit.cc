@@ -313,6 +313,12 @@ bool KmeansMethodHasPrivateStart(KmeansMethod method) {
   return method == KmeansMethod::kCdpGauss || method == KmeansMethod::kCdpLaplace;
 }
 
+int KmeansFitOptions::ResolvedIterations() const {
+  if (iterations > 0) return iterations;
+  return DefaultIterations(IsPrivate(),
+                           initial_centres.size() == 0 && ResolvedInit() == KmeansInit::kPrivate);
+}
+
 KmeansInit KmeansFitOptions::ResolvedInit() const {
   if (init) return *init;
   if (!IsPrivate()) return KmeansInit::kKmeansPlusPlus;
@@ -321,7 +327,9 @@ KmeansInit KmeansFitOptions::ResolvedInit() const {
 
 Status KmeansFitOptions::Validate() const {
   if (components < 1) return InvalidArgumentError("components K must be >= 1");
-  if (iterations < 1) return InvalidArgumentError("iterations J must be >= 1");
+  if (iterations < 0) {
+    return InvalidArgumentError("iterations J must be >= 1 (or 0 for the default)");
+  }
   if (!(epsilon > 0.0)) {
     return InvalidArgumentError("epsilon must be > 0 (or infinity for non-private Lloyd)");
   }
@@ -362,9 +370,11 @@ StatusOr<KmeansFit> FitKmeans(const DataMatrix& x, const KmeansFitOptions& optio
   return FitKmeans(source, options, gen);
 }
 
-StatusOr<KmeansFit> FitKmeans(const RowSource& x, const KmeansFitOptions& options,
+StatusOr<KmeansFit> FitKmeans(const RowSource& x, const KmeansFitOptions& requested,
                               Generator& gen) {
-  DPEM_RETURN_IF_ERROR(options.Validate());
+  DPEM_RETURN_IF_ERROR(requested.Validate());
+  KmeansFitOptions options = requested;  // With J resolved: every step below sees it.
+  options.iterations = requested.ResolvedIterations();
   DPEM_RETURN_IF_ERROR(ValidateFitData(x, options));
   DPEM_ASSIGN_OR_RETURN(const Engine engine, Engine::Create(options.engine));
   KmeansFit fit;

@@ -251,7 +251,7 @@ TEST(FitKmeansTest, RefusesBadInput) {
   o = Options(KmeansMethod::kCdpGauss, 0.0);
   EXPECT_FALSE(o.Validate().ok());
   o = Options(KmeansMethod::kCdpGauss, 1.0);
-  o.iterations = 0;
+  o.iterations = -1;  // 0 is the default (ResolvedIterations).
   EXPECT_FALSE(o.Validate().ok());
   o = Options(KmeansMethod::kCdpGauss, 1.0);
   o.initial_centres = Eigen::MatrixXd::Zero(2, 2);  // K = 3 rows needed.

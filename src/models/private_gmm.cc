@@ -465,7 +465,9 @@ double SumsL1Sensitivity(Eigen::Index dimension) {
 
 Status GmmFitOptions::Validate() const {
   if (components < 1) return InvalidArgumentError("components K must be >= 1");
-  if (iterations < 1) return InvalidArgumentError("iterations J must be >= 1");
+  if (iterations < 0) {
+    return InvalidArgumentError("iterations J must be >= 1 (or 0 for the default)");
+  }
   if (!(epsilon > 0.0)) {
     return InvalidArgumentError("epsilon must be > 0 (or infinity for non-private EM)");
   }
@@ -481,7 +483,8 @@ Status GmmFitOptions::Validate() const {
     return InvalidArgumentError("minimum component count must be finite and > 0");
   }
   DPEM_RETURN_IF_ERROR(ValidateInit(*this));
-  if (static_cast<long long>(iterations) * components > kMaxIterationsTimesComponents) {
+  if (static_cast<long long>(ResolvedIterations()) * components >
+      kMaxIterationsTimesComponents) {
     return InvalidArgumentError("iterations J x components K must be <= " +
                                 std::to_string(kMaxIterationsTimesComponents) +
                                 " (the ledger holds J (2K + 1) releases)");
@@ -515,8 +518,10 @@ StatusOr<GmmFit> FitGmm(const DataMatrix& x, const GmmFitOptions& options, Gener
   return FitGmm(source, options, gen);
 }
 
-StatusOr<GmmFit> FitGmm(const RowSource& x, const GmmFitOptions& options, Generator& gen) {
-  DPEM_RETURN_IF_ERROR(options.Validate());
+StatusOr<GmmFit> FitGmm(const RowSource& x, const GmmFitOptions& requested, Generator& gen) {
+  DPEM_RETURN_IF_ERROR(requested.Validate());
+  GmmFitOptions options = requested;  // With J resolved: every step below sees it.
+  options.iterations = requested.ResolvedIterations();
   DPEM_RETURN_IF_ERROR(ValidateFitData(x, options));
   DPEM_ASSIGN_OR_RETURN(const Engine engine, Engine::Create(options.engine));
   GmmFit fit;

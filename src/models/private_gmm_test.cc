@@ -353,7 +353,7 @@ TEST(PrivateGmmTest, RefusesBadOptionsAndData) {
   o = PrivateOptions(2, 2);
   o.components = 0;
   refused(o, x);
-  o = PrivateOptions(2, 0);
+  o = PrivateOptions(2, -1);  // 0 is the default J (ResolvedIterations).
   refused(o, x);
   o = PrivateOptions(2, 2);
   o.delta = 0.0;

@@ -70,6 +70,26 @@ TEST_F(InitCliTest, GmmDefaultStartFollowsPrivacyAndIsRecorded) {
   EXPECT_EQ(RecordedInit(), "random");
 }
 
+TEST_F(InitCliTest, IterationsDefaultByTheStart) {
+  // Fit() passes --iterations 5; these runs leave it out.
+  const auto run = [](const std::string& model, const std::string& extra) {
+    fs::remove(Dir() + "out.json");
+    return RunDpem("fit " + model + " --input " + Dir() + "data.csv --output " + Dir() +
+                   "out.json --components 3 --seed 3 --quiet " + extra);
+  };
+  const auto iterations = [] {
+    return json::parse(ReadFile(Dir() + "out.json")).at("iterations").get<int>();
+  };
+  for (const std::string model : {"gmm", "kmeans --method cdp-gauss"}) {
+    ASSERT_EQ(run(model, private_).exit_code, 0) << model;
+    EXPECT_EQ(iterations(), 3) << model;
+    ASSERT_EQ(run(model, private_ + "--init random").exit_code, 0) << model;
+    EXPECT_EQ(iterations(), 10) << model;
+    ASSERT_EQ(run(model, "--epsilon inf").exit_code, 0) << model;
+    EXPECT_EQ(iterations(), 100) << model;
+  }
+}
+
 TEST_F(InitCliTest, GmmPrivateFitRefusesKmeansPlusPlusBeforeReadingData) {
   // The input does not exist: the refusal comes from the options alone.
   ExpectRefused(Fit("gmm", private_ + "--init kmeans++", Dir() + "missing.csv"), "k-means++");

@@ -41,6 +41,7 @@
 #include "dpem/data/matrix.h"
 #include "dpem/data/row_source.h"
 #include "dpem/engine/engine.h"
+#include "dpem/models/iteration_defaults.h"
 #include "dpem/random/generator.h"
 #include "dpem/status.h"
 
@@ -195,8 +196,10 @@ struct KmeansIterationReport {
 };
 
 struct KmeansFitOptions {
-  // K >= 1 (<= N) and J >= 1: no defaults.
+  // K >= 1 (<= N): no default.
   int components = 0;
+  // J >= 1, or 0 for ResolvedIterations()'s default (models/iteration_defaults.h:
+  // 3 from the private start, 10 from the random start, 100 for plain Lloyd).
   int iterations = 0;
   KmeansMethod method = KmeansMethod::kCdpGauss;
   // Total privacy. No defaults; epsilon = +infinity runs plain Lloyd with the
@@ -235,6 +238,9 @@ struct KmeansFitOptions {
   AccountantKind EffectiveAccountant() const;
   // `init` if set, else the default (see there).
   KmeansInit ResolvedInit() const;
+  // `iterations` if set (> 0), else DefaultIterations(IsPrivate(), the fit
+  // starts privately).
+  int ResolvedIterations() const;
   // Checks everything that does not need the data.
   Status Validate() const;
 };

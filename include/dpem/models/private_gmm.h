@@ -53,6 +53,7 @@
 #include "dpem/engine/engine.h"
 #include "dpem/mechanisms/additive_noise.h"
 #include "dpem/models/gmm.h"
+#include "dpem/models/iteration_defaults.h"
 #include "dpem/random/generator.h"
 #include "dpem/status.h"
 
@@ -120,9 +121,11 @@ struct GmmIterationReport {
 };
 
 struct GmmFitOptions {
-  // Model. K and J have no defaults.
+  // Model. K has no default.
   int components = 0;   // K >= 1, K <= N.
-  int iterations = 0;   // J >= 1.
+  // J >= 1, or 0 for ResolvedIterations()'s default (models/iteration_defaults.h:
+  // 3 from the private start, 10 from the random start, 100 for plain EM).
+  int iterations = 0;
   CovarianceType covariance = CovarianceType::kFull;
   Estimator estimator = Estimator::kMle;
   // MAP prior; empty alpha means DefaultPrior(K, d) (park2017 supplement).
@@ -186,6 +189,12 @@ struct GmmFitOptions {
   GmmInit DefaultInit() const { return IsPrivate() ? GmmInit::kPrivate : GmmInit::kKmeansPlusPlus; }
   // `init` if set, else DefaultInit().
   GmmInit ResolvedInit() const { return init.value_or(DefaultInit()); }
+  // `iterations` if set (> 0), else DefaultIterations(IsPrivate(),
+  // ResolvedInit() == kPrivate).
+  int ResolvedIterations() const {
+    return iterations > 0 ? iterations
+                          : DefaultIterations(IsPrivate(), ResolvedInit() == GmmInit::kPrivate);
+  }
   // Checks everything that does not need the data.
   Status Validate() const;
 };
