@@ -33,6 +33,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = "/work/shared/data/gowalla/LBSN_Gowalla_3"
 R = math.hypot(90.0, 180.0)
 METHODS = ["dplloyd", "dplloyd-zcdp", "cdp-laplace", "cdp-gauss"]
+# dpem's own methods again, from the private start (issue 18; the columns
+# above start every method at random, as the papers do).
+PRIVATE_START = ["cdp-laplace", "cdp-gauss"]
+STARTED = [m + " + private start" for m in PRIVATE_START]
 EPSILONS = [float(e) for e in np.logspace(-2, 0, 8)]
 DELTA = 1e-4
 K, J = 3, 10  # park2016's testGowalla.m: K = 3, maxIter = 10.
@@ -59,10 +63,12 @@ def run(args):
     return r.stdout
 
 
-def fit_and_score(dpem, data, model, method, epsilon, seed, k=K, j=J):
+def fit_and_score(dpem, data, model, method, epsilon, seed, k=K, j=J, init="random"):
     args = [dpem, "fit", "kmeans", "--input", data, "--output", model, "--method", method,
             "--components", str(k), "--iterations", str(j), "--epsilon", epsilon,
             "--data-norm", repr(R), "--seed", str(seed), "--quiet"]
+    if epsilon != "inf":
+        args += ["--init", init]
     if method != "dplloyd" and epsilon != "inf":
         args += ["--delta", repr(DELTA)]
     run(args)
@@ -72,7 +78,7 @@ def fit_and_score(dpem, data, model, method, epsilon, seed, k=K, j=J):
 def experiment(dpem, x, subsets, tmp):
     rng = np.random.default_rng(2016)
     n = len(x) // 100
-    nicv = {m: [[] for _ in EPSILONS] for m in METHODS}
+    nicv = {m: [[] for _ in EPSILONS] for m in METHODS + STARTED}
     nicv["lloyd"] = []
     model = os.path.join(tmp, "m.json")
     for s in range(subsets):
@@ -83,6 +89,10 @@ def experiment(dpem, x, subsets, tmp):
         for m in METHODS:
             for i, e in enumerate(EPSILONS):
                 nicv[m][i].append(fit_and_score(dpem, data, model, m, repr(e), s))
+        for m, started in zip(PRIVATE_START, STARTED):
+            for i, e in enumerate(EPSILONS):
+                nicv[started][i].append(
+                    fit_and_score(dpem, data, model, m, repr(e), s, init="private"))
         print(f"subset {s + 1}/{subsets}", file=sys.stderr)
     return n, nicv
 
@@ -96,12 +106,14 @@ def plot_nicv(nicv, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     colours = {"dplloyd": "grey", "dplloyd-zcdp": "black", "cdp-laplace": "tab:blue",
-               "cdp-gauss": "tab:red"}
+               "cdp-gauss": "tab:red", "cdp-laplace + private start": "tab:cyan",
+               "cdp-gauss + private start": "tab:orange"}
     fig, ax = plt.subplots(figsize=(6, 4))
-    for m in METHODS:
+    for m in METHODS + STARTED:
         q = np.array([quartiles(v) for v in nicv[m]])
-        ax.fill_between(EPSILONS, q[:, 0], q[:, 2], color=colours[m], alpha=0.25)
-        ax.plot(EPSILONS, q[:, 1], color=colours[m], marker="o", ms=3, label=m)
+        style = "--" if m in STARTED else "-"
+        ax.fill_between(EPSILONS, q[:, 0], q[:, 2], color=colours[m], alpha=0.2)
+        ax.plot(EPSILONS, q[:, 1], style, color=colours[m], marker="o", ms=3, label=m)
     q = quartiles(nicv["lloyd"])
     ax.axhspan(q[0], q[2], color="green", alpha=0.3, label="Lloyd (non-private)")
     ax.set_xscale("log")
@@ -162,7 +174,7 @@ def main():
         summary = {"records": len(x), "subset_size": n, "subsets": a.subsets, "K": K, "J": J,
                    "delta": DELTA, "data_norm": R, "epsilons": EPSILONS,
                    "nicv_unit_ball_quartiles": {
-                       m: [quartiles(v) for v in nicv[m]] for m in METHODS},
+                       m: [quartiles(v) for v in nicv[m]] for m in METHODS + STARTED},
                    "lloyd_quartiles": quartiles(nicv["lloyd"]), "nicv_degrees2": nicv}
         with open(os.path.join(out, "results.json"), "w") as f:
             json.dump(summary, f, indent=1)

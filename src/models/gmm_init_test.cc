@@ -160,6 +160,22 @@ TEST(GmmInitTest, PrivateFitRefusesDataDependentStarts) {
   EXPECT_EQ(o.Validate().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(GmmInitTest, ThePrivateStartServesTwoToAThousandComponents) {
+  GmmFitOptions o = PlainOptions(1, 3);
+  o.epsilon = 1.0;
+  o.delta = 1e-5;
+  EXPECT_EQ(o.ResolvedInit(), GmmInit::kRandom);  // K = 1: nothing to start.
+  o.components = 2;
+  EXPECT_EQ(o.ResolvedInit(), GmmInit::kPrivate);
+  o.components = kMaxPrivateStartComponents;
+  EXPECT_EQ(o.ResolvedInit(), GmmInit::kPrivate);
+  o.components = kMaxPrivateStartComponents + 1;
+  EXPECT_EQ(o.ResolvedInit(), GmmInit::kRandom);
+  EXPECT_TRUE(o.Validate().ok());
+  o.init = GmmInit::kPrivate;
+  EXPECT_EQ(o.Validate().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(GmmInitTest, DefaultIterationsFollowTheStart) {
   GmmFitOptions o = PlainOptions(3, 0);
   EXPECT_TRUE(o.Validate().ok());

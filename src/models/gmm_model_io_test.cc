@@ -125,6 +125,16 @@ TEST(GmmModelIoTest, RefusesDamagedModels) {
   short_ledger["privacy"]["releases"].erase(0);
   EXPECT_NE(GmmModelFromJson(short_ledger.dump()).status().message().find("releases"),
             std::string::npos);
+  // The private start's releases: relabelled, or listed by a model that
+  // says it started at random (review finding).
+  ASSERT_EQ(good.at("init"), "private");
+  nlohmann::json relabelled = good;
+  relabelled["privacy"]["releases"][0]["label"] = "iteration 0 / joint statistics";
+  EXPECT_NE(GmmModelFromJson(relabelled.dump()).status().message().find("start"),
+            std::string::npos);
+  nlohmann::json claims_random = good;
+  claims_random["init"] = "random";
+  EXPECT_FALSE(GmmModelFromJson(claims_random.dump()).ok());
 }
 
 // A hostile header must not make the reader allocate what the file does not

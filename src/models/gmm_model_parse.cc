@@ -212,6 +212,10 @@ StatusOr<GmmFit> FitFrom(const json& model) {
     bounds_releases += r.label.rfind(kBoundsLabelPrefix, 0) == 0 ? 1 : 0;
   }
   // The private start's releases follow them (models/private_start.h).
+  if (fit.guarantee.is_private) {
+    DPEM_RETURN_IF_ERROR(internal::CheckStartInLedger(fit.guarantee.ledger,
+                                                      fit.init == GmmInit::kPrivate));
+  }
   const std::size_t start_releases =
       fit.init == GmmInit::kPrivate ? internal::kPrivateStartReleases : 0;
   const std::size_t expected = static_cast<std::size_t>(fit.iterations) * per_iteration +

@@ -78,15 +78,10 @@ StatusOr<KmeansPlan> MakePlan(const KmeansFitOptions& o, Eigen::Index n, Eigen::
   c.delta = o.delta;
   c.iterations = o.iterations;
   c.accountant = o.EffectiveAccountant();
-  // The start's noise is of the iterations' kind: Gaussian for cdp-gauss,
-  // Laplace for cdp-laplace.
-  const MechanismKind start_mechanism = o.method == KmeansMethod::kCdpGauss
-                                            ? MechanismKind::kGaussian
-                                            : MechanismKind::kLaplace;
   const bool private_start = o.initial_centres.size() == 0 &&
                              o.ResolvedInit() == KmeansInit::kPrivate;
   if (private_start) {
-    c.start = internal::PrivateStartPattern(start_mechanism, NoiseSampling::kDiscrete);
+    c.start = internal::PrivateStartPattern(NoiseSampling::kDiscrete);
     c.start_share = internal::kPrivateStartShare;
   }
   if (o.method == KmeansMethod::kCdpLaplace) {
@@ -104,8 +99,8 @@ StatusOr<KmeansPlan> MakePlan(const KmeansFitOptions& o, Eigen::Index n, Eigen::
   plan.multipliers = cal.noise_multipliers;
   if (private_start) {
     DPEM_ASSIGN_OR_RETURN(plan.start, internal::MakePrivateStartPlan(
-                                          start_mechanism, NoiseSampling::kDiscrete,
-                                          cal.start_noise_multipliers, o.components, n, d));
+                                          NoiseSampling::kDiscrete, cal.start_noise_multipliers,
+                                          o.components, n));
   }
   return plan;
 }
@@ -322,7 +317,9 @@ int KmeansFitOptions::ResolvedIterations() const {
 KmeansInit KmeansFitOptions::ResolvedInit() const {
   if (init) return *init;
   if (!IsPrivate()) return KmeansInit::kKmeansPlusPlus;
-  return KmeansMethodHasPrivateStart(method) ? KmeansInit::kPrivate : KmeansInit::kRandom;
+  return KmeansMethodHasPrivateStart(method) && PrivateStartByDefault(components)
+             ? KmeansInit::kPrivate
+             : KmeansInit::kRandom;
 }
 
 Status KmeansFitOptions::Validate() const {
@@ -350,6 +347,14 @@ Status KmeansFitOptions::Validate() const {
     return InvalidArgumentError("method " + std::string(KmeansMethodName(method)) +
                                 " is the published DPLloyd baseline, which starts at random: "
                                 "the private start is for cdp-gauss and cdp-laplace");
+  }
+  if (init == KmeansInit::kPrivate && initial_centres.size() != 0) {
+    return InvalidArgumentError("give either initial centres or the private start, not both");
+  }
+  if (init == KmeansInit::kPrivate && components > kMaxPrivateStartComponents) {
+    return InvalidArgumentError("the private start serves at most " +
+                                std::to_string(kMaxPrivateStartComponents) +
+                                " components (use the random start)");
   }
   if (init == KmeansInit::kKmeansPlusPlus) {
     return InvalidArgumentError(

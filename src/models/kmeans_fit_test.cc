@@ -235,6 +235,23 @@ TEST(FitKmeansTest, SameSeedSameFit) {
   EXPECT_EQ(*a.seed, 11u);
 }
 
+TEST(FitKmeansTest, ThePrivateStartRefusesWhatItCannotServe) {
+  KmeansFitOptions o = Options(KmeansMethod::kCdpGauss, 1.0);
+  o.init = KmeansInit::kPrivate;
+  EXPECT_TRUE(o.Validate().ok());
+  o.initial_centres = Eigen::MatrixXd::Zero(3, 2);  // Public centres and a start.
+  EXPECT_EQ(o.Validate().code(), StatusCode::kInvalidArgument);
+  o.initial_centres.resize(0, 0);
+  o.components = kMaxPrivateStartComponents + 1;
+  EXPECT_EQ(o.Validate().code(), StatusCode::kInvalidArgument);
+  o.init.reset();
+  EXPECT_EQ(o.ResolvedInit(), KmeansInit::kRandom);  // The default falls back.
+  o.components = 1;
+  EXPECT_EQ(o.ResolvedInit(), KmeansInit::kRandom);
+  o.components = 2;
+  EXPECT_EQ(o.ResolvedInit(), KmeansInit::kPrivate);
+}
+
 TEST(FitKmeansTest, RefusesBadInput) {
   const DataMatrix x = Blobs(1, 12);  // N = 3.
   Generator gen = Generator::FromSeed(1);

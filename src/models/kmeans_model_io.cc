@@ -124,9 +124,10 @@ Status GuaranteeFrom(const json& model, KmeansFit& fit) {
   if (!releases->is_array() ||
       releases->size() != per_iteration * static_cast<std::size_t>(fit.iterations) + start) {
     return InvalidArgumentError("a private model must list one release per iteration (two for "
-                                "cdp-laplace), after one for a private start");
+                                "cdp-laplace), after two for a private start");
   }
-  return OkStatus();
+  DPEM_ASSIGN_OR_RETURN(fit.guarantee.ledger, internal::LedgerFromJson(*releases));
+  return internal::CheckStartInLedger(fit.guarantee.ledger, fit.init == KmeansInit::kPrivate);
 }
 
 StatusOr<KmeansFit> FitFrom(const json& model) {

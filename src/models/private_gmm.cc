@@ -81,8 +81,8 @@ StatusOr<ReleasePlan> MakePlan(const GmmFitOptions& o, const CalibrationResult& 
   ReleasePlan plan = MakeIterationPlan(o, cal.noise_multipliers, d);
   if (!cal.start_noise_multipliers.empty()) {
     DPEM_ASSIGN_OR_RETURN(plan.start, internal::MakePrivateStartPlan(
-                                          MechanismKind::kGaussian, o.noise_sampling,
-                                          cal.start_noise_multipliers, o.components, n, d));
+                                          o.noise_sampling, cal.start_noise_multipliers,
+                                          o.components, n));
   }
   return plan;
 }
@@ -162,7 +162,7 @@ StatusOr<CalibrationResult> CalibrateFit(const GmmFitOptions& o) {
   c.accountant = o.accountant;
   c.per_release_delta = o.per_release_delta;
   if (o.ResolvedInit() == GmmInit::kPrivate) {
-    c.start = internal::PrivateStartPattern(MechanismKind::kGaussian, o.noise_sampling);
+    c.start = internal::PrivateStartPattern(o.noise_sampling);
     c.start_share = internal::kPrivateStartShare;
   }
   if (o.mechanisms == GmmMechanisms::kJoint) {
@@ -444,10 +444,17 @@ Status ValidateInit(const GmmFitOptions& o) {
   switch (o.ResolvedInit()) {
     case GmmInit::kRandom: return OkStatus();
     case GmmInit::kPrivate:
-      if (o.IsPrivate()) return OkStatus();
-      return InvalidArgumentError(
-          "the private start needs a private fit (a finite epsilon); plain EM starts from "
-          "k-means++");
+      if (!o.IsPrivate()) {
+        return InvalidArgumentError(
+            "the private start needs a private fit (a finite epsilon); plain EM starts from "
+            "k-means++");
+      }
+      if (o.components > kMaxPrivateStartComponents) {
+        return InvalidArgumentError("the private start serves at most " +
+                                    std::to_string(kMaxPrivateStartComponents) +
+                                    " components (use the random start)");
+      }
+      return OkStatus();
     case GmmInit::kKmeansPlusPlus:
       if (!o.IsPrivate()) return OkStatus();
       return InvalidArgumentError(

@@ -16,11 +16,8 @@ namespace {
 constexpr char kCoarseLabel[] = "coarse counts and sums";
 constexpr char kFineLabel[] = "counts and sums";
 
-// The standard deviation of one coordinate's noise under `spec`.
-double NoiseStddev(const NoiseSpec& spec) {
-  const double scale = spec.NoiseScale();
-  return spec.mechanism == MechanismKind::kLaplace ? std::sqrt(2.0) * scale : scale;
-}
+// The standard deviation of one coordinate's (Gaussian) noise under `spec`.
+double NoiseStddev(const NoiseSpec& spec) { return spec.NoiseScale(); }
 
 // Squared distances of every point (M x d) to every centre (K x d), M x K.
 Eigen::MatrixXd SquaredDistances(const Eigen::MatrixXd& points, const Eigen::MatrixXd& centres) {
@@ -154,6 +151,64 @@ std::vector<Eigen::Index> Apportion(const Eigen::VectorXd& weights, Eigen::Index
   return shares;
 }
 
+// One round: the cells of `candidates`, their counts and sums released by
+// `spec`, and the sketch of the cells kept (at least `min_kept`).
+Status SketchRound(const RowSource& unit, const Eigen::MatrixXd& candidates,
+                   const NoiseSpec& spec, Eigen::Index min_kept, const Engine& engine,
+                   Generator& gen, PrivacyLedger& ledger, Eigen::MatrixXd& points,
+                   Eigen::VectorXd& weights) {
+  DPEM_ASSIGN_OR_RETURN(KmeansStatistics s, ComputeKmeansStatistics(candidates, unit, engine));
+  DPEM_RETURN_IF_ERROR(ReleaseCountsAndSums(s, spec, gen, ledger));
+  SketchFromRelease(s, candidates, min_kept, NoiseStddev(spec), points, weights);
+  return OkStatus();
+}
+
+}  // namespace
+
+int StartRestarts(Eigen::Index points, int k) {
+  const double one_run = static_cast<double>(points) * k * kStartLloydIterations;
+  const double affordable = std::floor(kStartClusteringWork / one_run);
+  return static_cast<int>(std::clamp(affordable, 1.0, static_cast<double>(kStartRestarts)));
+}
+
+ReleasePattern PrivateStartPattern(NoiseSampling sampling) {
+  // Noise weights 1 / sqrt(share): zCDP cost in the ratio of the shares.
+  constexpr MechanismKind kGaussian = MechanismKind::kGaussian;
+  return {"private start",
+          {{kGaussian, 1, 1.0 / std::sqrt(kStartCoarseShare), kCoarseLabel, sampling},
+           {kGaussian, 1, 1.0 / std::sqrt(1.0 - kStartCoarseShare), kFineLabel, sampling}}};
+}
+
+StatusOr<PrivateStartPlan> MakePrivateStartPlan(NoiseSampling sampling,
+                                                const std::vector<double>& multipliers, int k,
+                                                Eigen::Index n) {
+  if (multipliers.size() != 2) {
+    return InvalidArgumentError("the private start needs two noise multipliers");
+  }
+  if (k < 1) return InvalidArgumentError("the private start needs K >= 1");
+  constexpr double kSensitivity = kKmeansJointL2Sensitivity;
+  constexpr MechanismKind kGaussian = MechanismKind::kGaussian;
+  PrivateStartPlan plan;
+  plan.coarse = {kGaussian, kSensitivity, multipliers[0],
+                 std::string("start / ") + kCoarseLabel, sampling};
+  plan.fine = {kGaussian, kSensitivity, multipliers[1], std::string("start / ") + kFineLabel,
+               sampling};
+  DPEM_RETURN_IF_ERROR(ValidateNoiseSpec(plan.coarse));
+  DPEM_RETURN_IF_ERROR(ValidateNoiseSpec(plan.fine));
+  plan.components = k;
+  plan.coarse_candidates = static_cast<Eigen::Index>(kStartCoarsePerComponent) * k;
+  const double by_noise =
+      std::floor(static_cast<double>(n) / (kStartRecordsPerCellSigmas * NoiseStddev(plan.fine)));
+  const double most = static_cast<double>(kStartOversampling) * k;
+  plan.fine_candidates = static_cast<Eigen::Index>(std::max<double>(k, std::min(most, by_noise)));
+  return plan;
+}
+
+Status CheckPrivateStart(const PrivateStartPlan& plan, Eigen::Index d) {
+  DPEM_RETURN_IF_ERROR(CheckRelease(plan.coarse, plan.coarse_candidates * (d + 1)));
+  return CheckRelease(plan.fine, plan.fine_candidates * (d + 1));
+}
+
 // The fine round's M candidates: each coarse sketch point gets a share of
 // them proportional to its weight, drawn around it from N(point, s^2 I) with
 // s = half the distance to its nearest other coarse point over sqrt(d) (the
@@ -170,7 +225,11 @@ StatusOr<Eigen::MatrixXd> FineCandidates(const Eigen::MatrixXd& points,
   Eigen::Index row = 0;
   for (Eigen::Index i = 0; i < points.rows(); ++i) {
     const double nearest = d2.row(i).minCoeff();
-    const double scale = 0.5 * std::sqrt((std::isfinite(nearest) ? nearest : 1.0) / d);
+    // A lone point, or one whose nearest neighbour coincides with it
+    // (the computed distance cancels to 0), splits at the ball's scale or at
+    // kMinFineJitter: never a zero standard deviation (review finding).
+    const double reach = std::isfinite(nearest) ? nearest : 1.0;
+    const double scale = std::max(kMinFineJitter, 0.5 * std::sqrt(reach / d));
     for (Eigen::Index c = 0; c < shares[static_cast<size_t>(i)]; ++c, ++row) {
       DPEM_ASSIGN_OR_RETURN(const Eigen::VectorXd jitter, SampleGaussianVector(gen, d, scale));
       Eigen::RowVectorXd p = points.row(i) + jitter.transpose();
@@ -181,57 +240,25 @@ StatusOr<Eigen::MatrixXd> FineCandidates(const Eigen::MatrixXd& points,
   return next;
 }
 
-// One round: the cells of `candidates`, their counts and sums released by
-// `spec`, and the sketch of the cells kept (at least `min_kept`).
-Status SketchRound(const RowSource& unit, const Eigen::MatrixXd& candidates,
-                   const NoiseSpec& spec, Eigen::Index min_kept, const Engine& engine,
-                   Generator& gen, PrivacyLedger& ledger, Eigen::MatrixXd& points,
-                   Eigen::VectorXd& weights) {
-  DPEM_ASSIGN_OR_RETURN(KmeansStatistics s, ComputeKmeansStatistics(candidates, unit, engine));
-  DPEM_RETURN_IF_ERROR(ReleaseCountsAndSums(s, spec, gen, ledger));
-  SketchFromRelease(s, candidates, min_kept, NoiseStddev(spec), points, weights);
-  return OkStatus();
-}
-
-}  // namespace
-
-ReleasePattern PrivateStartPattern(MechanismKind mechanism, NoiseSampling sampling) {
-  // Noise weights 1 / sqrt(share): zCDP cost in the ratio of the shares.
-  return {"private start",
-          {{mechanism, 1, 1.0 / std::sqrt(kStartCoarseShare), kCoarseLabel, sampling},
-           {mechanism, 1, 1.0 / std::sqrt(1.0 - kStartCoarseShare), kFineLabel, sampling}}};
-}
-
-StatusOr<PrivateStartPlan> MakePrivateStartPlan(MechanismKind mechanism,
-                                                NoiseSampling sampling,
-                                                const std::vector<double>& multipliers, int k,
-                                                Eigen::Index n, Eigen::Index d) {
-  if (multipliers.size() != 2) {
-    return InvalidArgumentError("the private start needs two noise multipliers");
+Status CheckStartInLedger(const PrivacyLedger& ledger, bool starts_privately) {
+  std::vector<std::string> start;
+  bool iterations_seen = false;
+  for (const Release& r : ledger.releases()) {
+    if (r.label.rfind("start / ", 0) == 0) {
+      if (iterations_seen) return InvalidArgumentError("a start release follows an iteration's");
+      start.push_back(r.label);
+    }
+    iterations_seen = iterations_seen || r.label.rfind("iteration ", 0) == 0;
   }
-  if (k < 1) return InvalidArgumentError("the private start needs K >= 1");
-  const double sensitivity = mechanism == MechanismKind::kGaussian
-                                 ? kKmeansJointL2Sensitivity
-                                 : KmeansJointL1Sensitivity(d);
-  PrivateStartPlan plan;
-  plan.coarse = {mechanism, sensitivity, multipliers[0], std::string("start / ") + kCoarseLabel,
-                 sampling};
-  plan.fine = {mechanism, sensitivity, multipliers[1], std::string("start / ") + kFineLabel,
-               sampling};
-  DPEM_RETURN_IF_ERROR(ValidateNoiseSpec(plan.coarse));
-  DPEM_RETURN_IF_ERROR(ValidateNoiseSpec(plan.fine));
-  plan.components = k;
-  plan.coarse_candidates = static_cast<Eigen::Index>(kStartCoarsePerComponent) * k;
-  const double by_noise =
-      std::floor(static_cast<double>(n) / (kStartRecordsPerCellSigmas * NoiseStddev(plan.fine)));
-  const double most = static_cast<double>(kStartOversampling) * k;
-  plan.fine_candidates = static_cast<Eigen::Index>(std::max<double>(k, std::min(most, by_noise)));
-  return plan;
-}
-
-Status CheckPrivateStart(const PrivateStartPlan& plan, Eigen::Index d) {
-  DPEM_RETURN_IF_ERROR(CheckRelease(plan.coarse, plan.coarse_candidates * (d + 1)));
-  return CheckRelease(plan.fine, plan.fine_candidates * (d + 1));
+  const std::vector<std::string> expected = {std::string("start / ") + kCoarseLabel,
+                                             std::string("start / ") + kFineLabel};
+  if (starts_privately ? start != expected : !start.empty()) {
+    return InvalidArgumentError(starts_privately
+                                    ? "a privately started model must list the start's two "
+                                      "releases before its iterations'"
+                                    : "only a privately started model lists start releases");
+  }
+  return OkStatus();
 }
 
 StatusOr<Eigen::MatrixXd> UniformInUnitBall(Eigen::Index m, Eigen::Index d, Generator& gen) {
@@ -266,7 +293,7 @@ StatusOr<StartClusters> WeightedKmeans(const Eigen::MatrixXd& points,
   }
   StartClusters best;
   double best_error = std::numeric_limits<double>::infinity();
-  for (int run = 0; run < kStartRestarts; ++run) {
+  for (int run = 0; run < StartRestarts(points.rows(), k); ++run) {
     StartClusters clusters;
     clusters.centres = WeightedSeeds(points, weights, k, gen);
     const double error = WeightedLloyd(points, weights, clusters);

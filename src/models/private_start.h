@@ -6,10 +6,12 @@
 //  1. Coarse round: kStartCoarsePerComponent K candidate centres drawn
 //     uniformly in the unit ball from the generator (public, independent of
 //     the data). One pass assigns each record to its nearest candidate and
-//     releases the counts and sums of the cells as one vector: the k-means
-//     joint release (models/kmeans.h; L2 sensitivity 2 under replace-one for
-//     Gaussian noise, L1 2 + 2 sqrt(d) for Laplace), whatever the number of
-//     cells, because a record lies in exactly one cell. The cells whose noisy
+//     releases the counts and sums of the cells as one Gaussian vector: the
+//     k-means joint release (models/kmeans.h; L2 sensitivity 2 under
+//     replace-one), whatever the number of cells, because a record lies in
+//     exactly one cell. (Gaussian for every fit, cdp-laplace k-means
+//     included: the discrete Laplace's rounding charge grows with the number
+//     of coordinates, which is large here; review finding.) The cells whose noisy
 //     count reaches kStartCountSigmas noise standard deviations (at least the
 //     largest) become sketch points S~ / n~ with weights n~.
 //  2. Fine round: M candidates (PrivateStartPlan::fine_candidates, a function
@@ -64,17 +66,28 @@ inline constexpr double kStartRecordsPerCellSigmas = 10.0;
 // A cell whose noisy count is below this many noise standard deviations is
 // dropped from the sketch (its mean would be mostly noise).
 inline constexpr double kStartCountSigmas = 3.0;
-// Weighted k-means++ + Lloyd runs on the sketch (post-processing: free).
+// Weighted k-means++ + Lloyd runs on the sketch (post-processing: free), at
+// most; fewer for large K (StartRestarts).
 inline constexpr int kStartRestarts = 10;
 inline constexpr int kStartLloydIterations = 50;
+// The point-centre distances the clustering of the sketch may evaluate in
+// all its runs (about a second of CPU): the restarts are cut to fit.
+inline constexpr double kStartClusteringWork = 2e8;
+// The smallest standard deviation of a fine candidate's jitter (unit-ball
+// units).
+inline constexpr double kMinFineJitter = 1e-6;
+
+// The restarts of the sketch's clustering for P points and K centres:
+// floor(kStartClusteringWork / (P K kStartLloydIterations)), clamped to
+// [1, kStartRestarts]. Public values only.
+int StartRestarts(Eigen::Index points, int k);
 
 // The number of releases of the start, as ledgers and model files list them.
 inline constexpr std::size_t kPrivateStartReleases = 2;
 
-// The start's two releases for calibration (coarse, then fine), by
-// `mechanism` (kGaussian or kLaplace) with `sampling`, their noise weights in
-// the ratio of kStartCoarseShare.
-ReleasePattern PrivateStartPattern(MechanismKind mechanism, NoiseSampling sampling);
+// The start's two Gaussian releases for calibration (coarse, then fine),
+// with `sampling`, their noise weights in the ratio of kStartCoarseShare.
+ReleasePattern PrivateStartPattern(NoiseSampling sampling);
 
 // What the start releases, fixed before the data is read.
 struct PrivateStartPlan {
@@ -87,13 +100,12 @@ struct PrivateStartPlan {
   Eigen::Index fine_candidates = 0;
 };
 
-// The plan for K components, N records in d dimensions from the calibrated
-// multipliers (CalibrationResult::start_noise_multipliers, two). Public
-// values only. InvalidArgument on bad arguments.
-StatusOr<PrivateStartPlan> MakePrivateStartPlan(MechanismKind mechanism,
-                                                NoiseSampling sampling,
+// The plan for K components and N records from the calibrated multipliers
+// (CalibrationResult::start_noise_multipliers, two). Public values only.
+// InvalidArgument on bad arguments.
+StatusOr<PrivateStartPlan> MakePrivateStartPlan(NoiseSampling sampling,
                                                 const std::vector<double>& multipliers, int k,
-                                                Eigen::Index n, Eigen::Index d);
+                                                Eigen::Index n);
 
 // Checks both releases on public values, drawing nothing (CheckRelease for
 // M (d + 1) coordinates each): called before the data is read.
@@ -113,6 +125,19 @@ StatusOr<StartClusters> PrivateStart(const RowSource& unit, const PrivateStartPl
                                      const Engine& engine, Generator& gen,
                                      PrivacyLedger& ledger);
 
+// Checks a model file's ledger: with `starts_privately`, the start's two
+// releases ("start / coarse counts and sums", "start / counts and sums")
+// appear once each, in that order, before the first iteration's; without it,
+// no release is labelled "start / ". InvalidArgument naming the problem.
+Status CheckStartInLedger(const PrivacyLedger& ledger, bool starts_privately);
+
+// The fine round's `m` candidates around the coarse sketch `points` (weights
+// > 0): step 2 above, post-processing of the coarse release. Exactly m rows,
+// finite, in the unit ball.
+StatusOr<Eigen::MatrixXd> FineCandidates(const Eigen::MatrixXd& points,
+                                         const Eigen::VectorXd& weights, Eigen::Index m,
+                                         Generator& gen);
+
 // M points uniform in the unit ball, drawn from the generator only (a
 // normalised Gaussian direction, radius U^(1/d)): the coarse candidates of
 // the private start and the random start of GMM and k-means fits.
@@ -123,8 +148,8 @@ StatusOr<Eigen::MatrixXd> UniformInUnitBall(Eigen::Index m, Eigen::Index d, Gene
 Status ReleaseCountsAndSums(KmeansStatistics& s, const NoiseSpec& spec, Generator& gen,
                             PrivacyLedger& ledger);
 
-// Weighted k-means on points (M x d) with weights (> 0): kStartRestarts runs
-// of weighted k-means++ seeding and at most kStartLloydIterations Lloyd
+// Weighted k-means on points (M x d) with weights (> 0): StartRestarts(M, K)
+// runs of weighted k-means++ seeding and at most kStartLloydIterations Lloyd
 // steps; the run of least weighted squared error wins. Requires 1 <= K <= M.
 StatusOr<StartClusters> WeightedKmeans(const Eigen::MatrixXd& points,
                                        const Eigen::VectorXd& weights, int k, Generator& gen);

@@ -39,8 +39,8 @@ DataMatrix Neighbour(int side) {
 // The plan with fine multiplier z (sensitivity 2 each, Gaussian) and one
 // candidate per round.
 PrivateStartPlan AuditPlan(double z) {
-  PrivateStartPlan plan = *MakePrivateStartPlan(MechanismKind::kGaussian,
-                                                NoiseSampling::kDiscrete, {50.0, z}, 1, 101, 1);
+  PrivateStartPlan plan =
+      *MakePrivateStartPlan(NoiseSampling::kDiscrete, {50.0, z}, 1, 101);
   plan.coarse_candidates = 1;
   plan.fine_candidates = 1;
   return plan;

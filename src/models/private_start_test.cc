@@ -26,35 +26,31 @@ DataMatrix ThreeClusters(Eigen::Index n, Generator& gen) {
   return x;
 }
 
-// The plan of K components for N records in d dimensions at equal coarse and
-// fine multipliers z.
-PrivateStartPlan Plan(MechanismKind mechanism, double z, int k, Eigen::Index n, Eigen::Index d) {
-  StatusOr<PrivateStartPlan> plan =
-      MakePrivateStartPlan(mechanism, NoiseSampling::kDiscrete, {z, z}, k, n, d);
+// The plan of K components for N records at equal coarse and fine
+// multipliers z.
+PrivateStartPlan Plan(double z, int k, Eigen::Index n) {
+  StatusOr<PrivateStartPlan> plan = MakePrivateStartPlan(NoiseSampling::kDiscrete, {z, z}, k, n);
   EXPECT_TRUE(plan.ok()) << plan.status().ToString();
   return plan.ok() ? *plan : PrivateStartPlan{};
 }
 
 TEST(PrivateStartTest, CandidatesFollowTheNoiseAndTheOversampling) {
-  // Gaussian: sigma = 2 z = 20, so N / (10 sigma) = 50 cells for N = 10000.
-  EXPECT_EQ(Plan(MechanismKind::kGaussian, 10.0, 4, 10000, 2).fine_candidates, 40);  // 10 K.
-  EXPECT_EQ(Plan(MechanismKind::kGaussian, 10.0, 8, 10000, 2).fine_candidates, 50);
-  EXPECT_EQ(Plan(MechanismKind::kGaussian, 10.0, 8, 100, 2).fine_candidates, 8);  // >= K.
-  EXPECT_EQ(Plan(MechanismKind::kGaussian, 10.0, 8, 100, 2).coarse_candidates, 16);  // 2 K.
-  // Laplace: sigma = sqrt(2) b with b = (2 + 2 sqrt(2)) z.
-  const PrivateStartPlan lap = Plan(MechanismKind::kLaplace, 10.0, 100, 100000, 2);
-  EXPECT_DOUBLE_EQ(lap.fine.sensitivity, 2.0 + 2.0 * std::sqrt(2.0));
-  const double sigma = std::sqrt(2.0) * (2.0 + 2.0 * std::sqrt(2.0)) * 10.0;
-  EXPECT_EQ(lap.fine_candidates, static_cast<Eigen::Index>(std::floor(100000 / (10 * sigma))));
+  // sigma = 2 z = 20, so N / (10 sigma) = 50 cells for N = 10000.
+  EXPECT_EQ(Plan(10.0, 4, 10000).fine_candidates, 40);  // 10 K.
+  EXPECT_EQ(Plan(10.0, 8, 10000).fine_candidates, 50);
+  EXPECT_EQ(Plan(10.0, 8, 100).fine_candidates, 8);  // >= K.
+  EXPECT_EQ(Plan(10.0, 8, 100).coarse_candidates, 16);  // 2 K.
+  const PrivateStartPlan plan = Plan(10.0, 3, 100);
+  for (const NoiseSpec* spec : {&plan.coarse, &plan.fine}) {
+    EXPECT_EQ(spec->mechanism, MechanismKind::kGaussian);
+    EXPECT_EQ(spec->sensitivity, kKmeansJointL2Sensitivity);
+  }
 }
 
 TEST(PrivateStartTest, PlanRefusesBadArguments) {
-  EXPECT_FALSE(MakePrivateStartPlan(MechanismKind::kGaussian, NoiseSampling::kDiscrete, {1.0},
-                                    3, 100, 2).ok());
-  EXPECT_FALSE(MakePrivateStartPlan(MechanismKind::kGaussian, NoiseSampling::kDiscrete,
-                                    {1.0, 1.0}, 0, 100, 2).ok());
-  EXPECT_FALSE(MakePrivateStartPlan(MechanismKind::kGaussian, NoiseSampling::kDiscrete,
-                                    {1.0, -1.0}, 3, 100, 2).ok());
+  EXPECT_FALSE(MakePrivateStartPlan(NoiseSampling::kDiscrete, {1.0}, 3, 100).ok());
+  EXPECT_FALSE(MakePrivateStartPlan(NoiseSampling::kDiscrete, {1.0, 1.0}, 0, 100).ok());
+  EXPECT_FALSE(MakePrivateStartPlan(NoiseSampling::kDiscrete, {1.0, -1.0}, 3, 100).ok());
 }
 
 TEST(PrivateStartTest, MakesTwoReleasesOfTheJointSensitivity) {
@@ -66,7 +62,7 @@ TEST(PrivateStartTest, MakesTwoReleasesOfTheJointSensitivity) {
   StatusOr<Engine> engine_or = Engine::Create({});
   ASSERT_TRUE(engine_or.ok()) << engine_or.status().ToString();
   const Engine& engine = *engine_or;
-  const PrivateStartPlan plan = Plan(MechanismKind::kGaussian, 5.0, 3, x.rows(), 2);
+  const PrivateStartPlan plan = Plan(5.0, 3, x.rows());
   PrivacyLedger ledger;
   StatusOr<StartClusters> s_or = PrivateStart(src, plan, engine, gen, ledger);
   ASSERT_TRUE(s_or.ok()) << s_or.status().ToString();
@@ -92,7 +88,7 @@ TEST(PrivateStartTest, FindsWellSeparatedClustersAtModerateNoise) {
   StatusOr<Engine> engine_or = Engine::Create({});
   ASSERT_TRUE(engine_or.ok()) << engine_or.status().ToString();
   const Engine& engine = *engine_or;
-  const PrivateStartPlan plan = Plan(MechanismKind::kGaussian, 5.0, 3, x.rows(), 2);
+  const PrivateStartPlan plan = Plan(5.0, 3, x.rows());
   PrivacyLedger ledger;
   StatusOr<StartClusters> s_or = PrivateStart(src, plan, engine, gen, ledger);
   ASSERT_TRUE(s_or.ok()) << s_or.status().ToString();
@@ -139,6 +135,66 @@ TEST(PrivateStartTest, UniformPointsLieInTheBall) {
   EXPECT_NEAR(p.rowwise().squaredNorm().mean(), 7.0 / 9.0, 0.03);
 }
 
+TEST(PrivateStartTest, FineCandidatesSurviveCoincidentCoarsePoints) {
+  // Two identical coarse points (and two 1e-9 apart, whose computed distance
+  // cancels to 0): the jitter never has a zero standard deviation.
+  Generator gen = Seeded(6);
+  for (double gap : {0.0, 1e-9}) {
+    const Eigen::MatrixXd points =
+        (Eigen::MatrixXd(3, 2) << 0.3, 0.3, 0.3 + gap, 0.3, -0.5, 0.1).finished();
+    StatusOr<Eigen::MatrixXd> c = FineCandidates(points, Eigen::Vector3d(5, 5, 10), 12, gen);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    EXPECT_EQ(c->rows(), 12);
+    EXPECT_TRUE(c->allFinite());
+    EXPECT_LE(c->rowwise().norm().maxCoeff(), 1.0);
+  }
+}
+
+TEST(PrivateStartTest, FineCandidatesAreApportionedByWeight) {
+  // Weights 1 : 3 of 8 candidates: rows 0-1 around the first point, rows 2-7
+  // around the second (largest remainders give exactly 8). The jitter's
+  // standard deviation is half the distance between the points, so a
+  // candidate lands on its parent's side with probability 0.84: over 200
+  // draws the fractions separate clearly.
+  Generator gen = Seeded(7);
+  const Eigen::MatrixXd points = (Eigen::MatrixXd(2, 1) << -0.5, 0.5).finished();
+  double first_negative = 0, rest_negative = 0;
+  for (int draw = 0; draw < 200; ++draw) {
+    StatusOr<Eigen::MatrixXd> c = FineCandidates(points, Eigen::Vector2d(1, 3), 8, gen);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    ASSERT_EQ(c->rows(), 8);
+    first_negative += static_cast<double>((c->col(0).head(2).array() < 0.0).count()) / 400.0;
+    rest_negative += static_cast<double>((c->col(0).tail(6).array() < 0.0).count()) / 1200.0;
+  }
+  EXPECT_GT(first_negative, 0.7);
+  EXPECT_LT(rest_negative, 0.3);
+}
+
+TEST(PrivateStartTest, RestartsShrinkWithTheClusteringWork) {
+  EXPECT_EQ(StartRestarts(30, 3), kStartRestarts);
+  // 10 K points and K = 1000: one run of 50 Lloyd steps is 5e8 distances.
+  EXPECT_EQ(StartRestarts(10000, 1000), 1);
+  // 2e8 / (2000 * 200 * 50) = 10, at the cap; 4000 points: 5.
+  EXPECT_EQ(StartRestarts(4000, 200), 5);
+}
+
+TEST(PrivateStartTest, LedgerChecksFindAMissingOrMisplacedStart) {
+  const Release coarse{MechanismKind::kGaussian, 2.0, 1.0, "start / coarse counts and sums"};
+  const Release fine{MechanismKind::kGaussian, 2.0, 1.0, "start / counts and sums"};
+  const Release it1{MechanismKind::kGaussian, 1.0, 1.0, "iteration 1 / joint statistics"};
+  const auto ledger = [](std::initializer_list<Release> rs) {
+    PrivacyLedger l;
+    for (const Release& r : rs) EXPECT_TRUE(l.Record(r).ok());
+    return l;
+  };
+  EXPECT_TRUE(CheckStartInLedger(ledger({coarse, fine, it1}), true).ok());
+  EXPECT_TRUE(CheckStartInLedger(ledger({it1}), false).ok());
+  EXPECT_FALSE(CheckStartInLedger(ledger({it1}), true).ok());
+  EXPECT_FALSE(CheckStartInLedger(ledger({fine, coarse, it1}), true).ok());
+  EXPECT_FALSE(CheckStartInLedger(ledger({coarse, it1, fine}), true).ok());
+  EXPECT_FALSE(CheckStartInLedger(ledger({coarse, fine, it1}), false).ok());
+}
+
 TEST(StartCalibrationTest, TheStartTakesItsShareOfTheZcdpCost) {
   CalibrationOptions c;
   c.epsilon = 1.0;
@@ -146,7 +202,7 @@ TEST(StartCalibrationTest, TheStartTakesItsShareOfTheZcdpCost) {
   c.iterations = 5;
   c.accountant = AccountantKind::kZcdp;
   c.pattern = {"joint", {{MechanismKind::kGaussian, 1, 1.0, "joint statistics"}}};
-  c.start = PrivateStartPattern(MechanismKind::kGaussian, NoiseSampling::kDiscrete);
+  c.start = PrivateStartPattern(NoiseSampling::kDiscrete);
   c.start_share = 0.2;
   StatusOr<CalibrationResult> r_or = Calibrate(c);
   ASSERT_TRUE(r_or.ok()) << r_or.status().ToString();
@@ -177,7 +233,7 @@ TEST(StartCalibrationTest, RefusesAShareOutsideTheOpenUnitInterval) {
   c.delta = 1e-5;
   c.iterations = 5;
   c.pattern = {"joint", {{MechanismKind::kGaussian, 1, 1.0, "joint statistics"}}};
-  c.start = PrivateStartPattern(MechanismKind::kGaussian, NoiseSampling::kDiscrete);
+  c.start = PrivateStartPattern(NoiseSampling::kDiscrete);
   for (double share : {0.0, 1.0, -0.1, std::nan("")}) {
     c.start_share = share;
     EXPECT_FALSE(Calibrate(c).ok()) << share;

@@ -41,7 +41,7 @@
 #include "dpem/data/matrix.h"
 #include "dpem/data/row_source.h"
 #include "dpem/engine/engine.h"
-#include "dpem/models/iteration_defaults.h"
+#include "dpem/models/fit_defaults.h"
 #include "dpem/random/generator.h"
 #include "dpem/status.h"
 
@@ -174,9 +174,10 @@ inline constexpr double kDplloydRoundingMargin = 1e-9;
 // data; kKmeansPlusPlus, greedy k-means++ seeding on the records (as
 // scikit-learn's KMeans), which reads the data without noise: plain Lloyd
 // only; kPrivate, the private start (docs/privacy.md, "The private start":
-// one release of noisy counts and sums of a random partition of the ball,
-// clustered by weighted k-means++), which takes kPrivateStartShare of the
-// budget: private cdp-gauss and cdp-laplace fits only.
+// two Gaussian releases of noisy counts and sums of Voronoi cells, the
+// second's placed from the first's release, clustered by weighted
+// k-means++), which takes 20% of the budget: private cdp-gauss and
+// cdp-laplace fits of at most kMaxPrivateStartComponents centres only.
 enum class KmeansInit { kRandom, kKmeansPlusPlus, kPrivate };
 std::string_view KmeansInitName(KmeansInit init);  // "random", "kmeans++", "private"
 StatusOr<KmeansInit> ParseKmeansInit(std::string_view name);
@@ -198,7 +199,7 @@ struct KmeansIterationReport {
 struct KmeansFitOptions {
   // K >= 1 (<= N): no default.
   int components = 0;
-  // J >= 1, or 0 for ResolvedIterations()'s default (models/iteration_defaults.h:
+  // J >= 1, or 0 for ResolvedIterations()'s default (models/fit_defaults.h:
   // 3 from the private start, 10 from the random start, 100 for plain Lloyd).
   int iterations = 0;
   KmeansMethod method = KmeansMethod::kCdpGauss;

@@ -7,10 +7,10 @@
 //      unit ball (data/domain.h). R has no default.
 //   2. The starting point (GmmFitOptions::init, docs/gmm.md "Starting
 //      points"): for a private fit by default the private start
-//      (models/private_start.h: one joint release of noisy counts and sums
-//      of a random Voronoi partition of the ball, clustered by weighted
-//      k-means++), which takes kPrivateStartShare of the budget; or, with
-//      kRandom, drawn from the generator independently of the data (means
+//      (models/private_start.h: two Gaussian releases of noisy counts and
+//      sums of Voronoi cells, the second's cells placed from the first's
+//      release, clustered by weighted k-means++), which takes 20% of the
+//      budget; or, with kRandom, drawn from the generator independently of the data (means
 //      uniform in the unit ball, equal weights, covariances I / (d + 2)); for
 //      plain EM by default k-means++ and Lloyd on the unit-ball records, as
 //      scikit-learn's GaussianMixture(init_params="kmeans") does.
@@ -53,7 +53,7 @@
 #include "dpem/engine/engine.h"
 #include "dpem/mechanisms/additive_noise.h"
 #include "dpem/models/gmm.h"
-#include "dpem/models/iteration_defaults.h"
+#include "dpem/models/fit_defaults.h"
 #include "dpem/random/generator.h"
 #include "dpem/status.h"
 
@@ -77,11 +77,12 @@ StatusOr<GmmMechanisms> ParseGmmMechanisms(std::string_view name);
 //                    M-step from the hard assignment. It reads the data
 //                    WITHOUT noise, so only non-private fits accept it.
 //   kPrivate:        the private start (docs/privacy.md, "The private
-//                    start"): one noisy release of counts and sums of a
-//                    random partition of the ball, clustered by weighted
-//                    k-means++ (post-processing). It takes kPrivateStartShare
-//                    of the budget, recorded in the ledger as "start / ...".
-//                    Private fits only.
+//                    start"): two noisy releases of counts and sums of
+//                    Voronoi cells (the second's cells placed from the
+//                    first's release), clustered by weighted k-means++
+//                    (post-processing). It takes 20% of the budget, recorded
+//                    in the ledger as "start / ...". Private fits of at most
+//                    kMaxPrivateStartComponents components only.
 enum class GmmInit { kRandom, kKmeansPlusPlus, kPrivate };
 std::string_view GmmInitName(GmmInit init);  // "random", "kmeans++", "private"
 StatusOr<GmmInit> ParseGmmInit(std::string_view name);
@@ -123,7 +124,7 @@ struct GmmIterationReport {
 struct GmmFitOptions {
   // Model. K has no default.
   int components = 0;   // K >= 1, K <= N.
-  // J >= 1, or 0 for ResolvedIterations()'s default (models/iteration_defaults.h:
+  // J >= 1, or 0 for ResolvedIterations()'s default (models/fit_defaults.h:
   // 3 from the private start, 10 from the random start, 100 for plain EM).
   int iterations = 0;
   CovarianceType covariance = CovarianceType::kFull;
@@ -160,8 +161,10 @@ struct GmmFitOptions {
   bool unsafe_paper_mechanisms = false;
 
   // The starting point; unset means DefaultInit(): kKmeansPlusPlus for a
-  // non-private fit (epsilon = infinity), kPrivate for a private one. A
-  // private fit refuses kKmeansPlusPlus; a non-private one refuses kPrivate.
+  // non-private fit (epsilon = infinity), kPrivate for a private one
+  // (kRandom for K = 1 or K > kMaxPrivateStartComponents, models/fit_defaults.h).
+  // A private fit refuses kKmeansPlusPlus; a non-private one, or one of more
+  // than kMaxPrivateStartComponents components, refuses kPrivate.
   std::optional<GmmInit> init;
   // Lloyd iterations of the kKmeansPlusPlus start at most (>= 1; 300 as
   // scikit-learn's KMeans); it stops earlier once the centres move by less
@@ -186,7 +189,10 @@ struct GmmFitOptions {
 
   bool IsPrivate() const { return epsilon != std::numeric_limits<double>::infinity(); }
   // The start used when `init` is unset (see there).
-  GmmInit DefaultInit() const { return IsPrivate() ? GmmInit::kPrivate : GmmInit::kKmeansPlusPlus; }
+  GmmInit DefaultInit() const {
+    if (!IsPrivate()) return GmmInit::kKmeansPlusPlus;
+    return PrivateStartByDefault(components) ? GmmInit::kPrivate : GmmInit::kRandom;
+  }
   // `init` if set, else DefaultInit().
   GmmInit ResolvedInit() const { return init.value_or(DefaultInit()); }
   // `iterations` if set (> 0), else DefaultIterations(IsPrivate(),

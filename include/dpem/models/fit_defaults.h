@@ -1,0 +1,45 @@
+// Defaults shared by Gaussian-mixture and k-means fits.
+//
+// The number of iterations J when the caller leaves it unset (0): fewer
+// iterations from a private start, because each iteration's noise grows with
+// J at a fixed budget and a start in the right basin needs few (docs/gmm.md,
+// "Choosing J"; scripts/private_start_experiment.py and
+// scripts/private_start_real_data.py measured it).
+//
+// Thread safety: constants and pure functions.
+#ifndef DPEM_MODELS_FIT_DEFAULTS_H_
+#define DPEM_MODELS_FIT_DEFAULTS_H_
+
+namespace dpem {
+
+// A private fit from the private start.
+inline constexpr int kDefaultPrivateStartIterations = 3;
+// A private fit from the random start (park2016's and park2017's J = 10).
+inline constexpr int kDefaultRandomStartIterations = 10;
+// A non-private fit (scikit-learn's GaussianMixture max_iter; dpem runs
+// exactly J iterations).
+inline constexpr int kDefaultPlainIterations = 100;
+
+// The most components the private start serves: its sketch holds up to 10 K
+// points and the clustering of the sketch a 10 K x K distance matrix (800 MB
+// at K = 1000). A fit with more refuses an explicit private start before it
+// reads the data and defaults to the random start.
+inline constexpr int kMaxPrivateStartComponents = 1000;
+
+// Whether a private fit of K components starts privately by default: for
+// 2 <= K <= kMaxPrivateStartComponents (with K = 1 the first iteration finds
+// the one component from any start, and the start's share of the budget
+// would be wasted).
+inline bool PrivateStartByDefault(int components) {
+  return components >= 2 && components <= kMaxPrivateStartComponents;
+}
+
+// The default J of a fit that is private or not, and starts privately or not.
+inline int DefaultIterations(bool is_private, bool private_start) {
+  if (!is_private) return kDefaultPlainIterations;
+  return private_start ? kDefaultPrivateStartIterations : kDefaultRandomStartIterations;
+}
+
+}  // namespace dpem
+
+#endif  // DPEM_MODELS_FIT_DEFAULTS_H_
