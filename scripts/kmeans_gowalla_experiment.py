@@ -12,7 +12,7 @@ with `dpem score --json`, and writes
 
 Usage (after scripts/build.sh or a build in build-kmeans):
   /usr/bin/python3 scripts/kmeans_gowalla_experiment.py [--dpem build/dpem]
-      [--subsets 100] [--skip-picture | --only-picture]
+      [--subsets 100] [--skip-picture | --only-picture] [--start-iterations J]
 
 Data: /work/shared/data/gowalla/LBSN_Gowalla_3 (157,251 check-ins of 1,000
 users, joined on poi_id with the POI coordinates), as (latitude, longitude)
@@ -75,7 +75,7 @@ def fit_and_score(dpem, data, model, method, epsilon, seed, k=K, j=J, init="rand
     return json.loads(run([dpem, "score", "--json", "--model", model, "--input", data]))["nicv"]
 
 
-def experiment(dpem, x, subsets, tmp):
+def experiment(dpem, x, subsets, tmp, start_iterations=J):
     rng = np.random.default_rng(2016)
     n = len(x) // 100
     nicv = {m: [[] for _ in EPSILONS] for m in METHODS + STARTED}
@@ -91,8 +91,8 @@ def experiment(dpem, x, subsets, tmp):
                 nicv[m][i].append(fit_and_score(dpem, data, model, m, repr(e), s))
         for m, started in zip(PRIVATE_START, STARTED):
             for i, e in enumerate(EPSILONS):
-                nicv[started][i].append(
-                    fit_and_score(dpem, data, model, m, repr(e), s, init="private"))
+                nicv[started][i].append(fit_and_score(dpem, data, model, m, repr(e), s,
+                                                      j=start_iterations, init="private"))
         print(f"subset {s + 1}/{subsets}", file=sys.stderr)
     return n, nicv
 
@@ -160,6 +160,8 @@ def main():
     p.add_argument("--dpem", default=os.path.join(ROOT, "build", "dpem"))
     p.add_argument("--subsets", type=int, default=100)
     p.add_argument("--skip-picture", action="store_true")
+    p.add_argument("--start-iterations", type=int, default=J,
+                   help="J of the private-start columns (default: the papers' J = 10)")
     p.add_argument("--only-picture", action="store_true")
     a = p.parse_args()
     x = load_checkins()
@@ -170,9 +172,10 @@ def main():
             picture(a.dpem, x, tmp,
                     os.path.join(ROOT, "docs", "figures", "kmeans_gowalla_clusters.png"))
             return
-        n, nicv = experiment(a.dpem, x, a.subsets, tmp)
+        n, nicv = experiment(a.dpem, x, a.subsets, tmp, a.start_iterations)
         summary = {"records": len(x), "subset_size": n, "subsets": a.subsets, "K": K, "J": J,
                    "delta": DELTA, "data_norm": R, "epsilons": EPSILONS,
+                   "private_start_iterations": a.start_iterations,
                    "nicv_unit_ball_quartiles": {
                        m: [quartiles(v) for v in nicv[m]] for m in METHODS + STARTED},
                    "lloyd_quartiles": quartiles(nicv["lloyd"]), "nicv_degrees2": nicv}

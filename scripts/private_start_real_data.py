@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Issue 18: the private start on Gowalla and park2016's synthetic data.
 
-Usage: /usr/bin/python3 scripts/private_start_real_data.py [--repeats R]
+Usage: /usr/bin/python3 scripts/private_start_real_data.py [--repeats R] [--js J ...]
+       [--sets synthetic gowalla] [--epsilons E ...]
 
 The data and settings of scripts/gmm_mechanisms_experiment.py: (a) three
 isotropic 2-D Gaussians (park2016 Sec. 6), 10,000 training and 2,000 test
@@ -12,7 +13,9 @@ components, J = 10, the README's domain. For epsilon in {0.1, 0.2, 0.5, 1,
 it fits, without a seed (noise from the OS):
   - the start before issue 18: --init random, J iterations;
   - the default private start, J iterations;
-  - the default private start, J = 3.
+  - the default private start, each J of --js (default: 3, the default J).
+Fits run without a seed (noise from the OS) and with one thread each, two
+at a time.
 Prints the test log-likelihood per point, median [25%, 75%] over R repeats,
 and whether the private start at J is at least the random start's median
 at every epsilon. Needs numpy (/usr/bin/python3) and build/dpem.
@@ -42,35 +45,38 @@ def fit_and_score(name, train, test, eps, init, j, workdir, tag):
     return json.loads(out)["mean_log_likelihood"]
 
 
-def columns(name):
+def columns(name, js):
     j = SETTINGS[name]["j"]
-    return [(f"random start, J = {j}", "random", j), (f"private start, J = {j}", "private", j),
-            ("private start, J = 3", "private", 3)]
+    return [(f"random start, J = {j}", "random", j), (f"private start, J = {j}", "private", j)] + [
+        (f"private start, J = {x}", "private", x) for x in js if x != j]
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--js", type=int, nargs="+", default=[3])
+    parser.add_argument("--sets", nargs="+", default=list(SETTINGS))
+    parser.add_argument("--epsilons", type=float, nargs="+", default=EPSILONS)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as workdir, \
             concurrent.futures.ThreadPoolExecutor(args.workers) as pool:
-        for name in SETTINGS:
+        for name in args.sets:
             jobs = {}
             for rep in range(args.repeats):
                 train, test = data_for(name, rep, workdir)
-                for eps in EPSILONS:
-                    for label, init, j in columns(name):
+                for eps in args.epsilons:
+                    for label, init, j in columns(name, args.js):
                         tag = f"{name}_{rep}_{eps}_{init}_{j}"
                         jobs.setdefault((eps, label), []).append(pool.submit(
                             fit_and_score, name, train, test, eps, init, j, workdir, tag))
             res = {key: np.array([f.result() for f in v]) for key, v in jobs.items()}
-            labels = [c[0] for c in columns(name)]
+            labels = [c[0] for c in columns(name, args.js)]
             print(f"\n({name}) test log-likelihood per point, median [25%, 75%] over "
                   f"{args.repeats} repeats:\n")
             print("| epsilon | " + " | ".join(labels) + " | private >= random (median, J) |")
             print("|---:|" + "---|" * (len(labels) + 1))
-            for eps in EPSILONS:
+            for eps in args.epsilons:
                 q = [np.percentile(res[(eps, lab)], [25, 50, 75]) for lab in labels]
                 cells = [f"{v[1]:.3f} [{v[0]:.3f}, {v[2]:.3f}]" for v in q]
                 ok = "yes" if q[1][1] >= q[0][1] else "NO"
