@@ -53,18 +53,20 @@ TEST(PrivateStartTest, PlanRefusesBadArguments) {
   EXPECT_FALSE(MakePrivateStartPlan(NoiseSampling::kDiscrete, {1.0, -1.0}, 3, 100).ok());
 }
 
+// The start (z = 5 for both releases, K = 3) on ThreeClusters(n) drawn
+// with `seed`, one engine thread per hardware thread; releases into `ledger`.
+StatusOr<StartClusters> StartOnThreeClusters(Eigen::Index n, uint64_t seed,
+                                             PrivacyLedger& ledger) {
+  Generator gen = Seeded(seed);
+  const DataMatrix x = ThreeClusters(n, gen);
+  DPEM_ASSIGN_OR_RETURN(const MatrixRowSource src, MatrixRowSource::Borrow(x));
+  DPEM_ASSIGN_OR_RETURN(const Engine engine, Engine::Create({}));
+  return PrivateStart(src, Plan(5.0, 3, x.rows()), engine, gen, ledger);
+}
+
 TEST(PrivateStartTest, MakesTwoReleasesOfTheJointSensitivity) {
-  Generator gen = Seeded(1);
-  const DataMatrix x = ThreeClusters(2000, gen);
-  StatusOr<MatrixRowSource> src_or = MatrixRowSource::Borrow(x);
-  ASSERT_TRUE(src_or.ok()) << src_or.status().ToString();
-  const MatrixRowSource& src = *src_or;
-  StatusOr<Engine> engine_or = Engine::Create({});
-  ASSERT_TRUE(engine_or.ok()) << engine_or.status().ToString();
-  const Engine& engine = *engine_or;
-  const PrivateStartPlan plan = Plan(5.0, 3, x.rows());
   PrivacyLedger ledger;
-  StatusOr<StartClusters> s_or = PrivateStart(src, plan, engine, gen, ledger);
+  StatusOr<StartClusters> s_or = StartOnThreeClusters(2000, 1, ledger);
   ASSERT_TRUE(s_or.ok()) << s_or.status().ToString();
   const StartClusters& s = *s_or;
   ASSERT_EQ(ledger.size(), 2u);
@@ -80,17 +82,8 @@ TEST(PrivateStartTest, MakesTwoReleasesOfTheJointSensitivity) {
 }
 
 TEST(PrivateStartTest, FindsWellSeparatedClustersAtModerateNoise) {
-  Generator gen = Seeded(2);
-  const DataMatrix x = ThreeClusters(5000, gen);
-  StatusOr<MatrixRowSource> src_or = MatrixRowSource::Borrow(x);
-  ASSERT_TRUE(src_or.ok()) << src_or.status().ToString();
-  const MatrixRowSource& src = *src_or;
-  StatusOr<Engine> engine_or = Engine::Create({});
-  ASSERT_TRUE(engine_or.ok()) << engine_or.status().ToString();
-  const Engine& engine = *engine_or;
-  const PrivateStartPlan plan = Plan(5.0, 3, x.rows());
   PrivacyLedger ledger;
-  StatusOr<StartClusters> s_or = PrivateStart(src, plan, engine, gen, ledger);
+  StatusOr<StartClusters> s_or = StartOnThreeClusters(5000, 2, ledger);
   ASSERT_TRUE(s_or.ok()) << s_or.status().ToString();
   const StartClusters& s = *s_or;
   const Eigen::MatrixXd truth = (Eigen::MatrixXd(3, 2) << -0.5, 0.0, 0.5, 0.0, 0.0, 0.6).finished();
