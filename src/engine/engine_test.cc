@@ -105,6 +105,55 @@ TEST(EngineTest, ReturnsTheErrorOfABlock) {
   EXPECT_EQ(status.message(), "block 7");
 }
 
+// Reduce: one accumulator per thread, prepared by `init`, fed the blocks of
+// the static partition, returned in thread order (thread t's rows all come
+// before thread t + 1's); sums of the parts are the column sums.
+TEST(EngineTest, ReduceReturnsOneAccumulatorPerThreadInOrder) {
+  struct Part {
+    int inits = 0;
+    Eigen::Index first_row = -1, rows = 0;
+    Eigen::RowVectorXd sum;
+  };
+  const DataMatrix x = NormalData(1000, 3, 5);
+  const MatrixRowSource source = *MatrixRowSource::Borrow(x);
+  for (int threads : {1, 2, 3}) {
+    const Engine engine = *Engine::Create({threads, 64});
+    StatusOr<std::vector<Part>> parts = engine.Reduce<Part>(
+        source, 3,
+        [](Part& p) {
+          ++p.inits;
+          p.sum = Eigen::RowVectorXd::Zero(3);
+        },
+        [](Part& p, const RowBlock& block, Eigen::Index first) {
+          if (p.first_row < 0) p.first_row = first;
+          p.rows += block.rows();
+          p.sum += block.colwise().sum();
+          return OkStatus();
+        });
+    ASSERT_TRUE(parts.ok()) << parts.status().ToString();
+    ASSERT_EQ(parts->size(), static_cast<size_t>(threads));
+    Eigen::Index next = 0;
+    Eigen::RowVectorXd total = Eigen::RowVectorXd::Zero(3);
+    for (const Part& p : *parts) {
+      EXPECT_EQ(p.inits, 1);
+      if (p.rows == 0) continue;
+      EXPECT_EQ(p.first_row, next);  // Contiguous, in thread order.
+      next += p.rows;
+      total += p.sum;
+    }
+    EXPECT_EQ(next, 1000);
+    EXPECT_LT((total - x.colwise().sum()).cwiseAbs().maxCoeff(), 1e-9);
+  }
+  // An error of a block comes back as the Reduce's.
+  const Engine engine = *Engine::Create({2, 10});
+  const StatusOr<std::vector<int>> failed = engine.Reduce<int>(
+      source, 3, [](int&) {},
+      [](int&, const RowBlock&, Eigen::Index first) {
+        return first == 70 ? InvalidArgumentError("block 7") : OkStatus();
+      });
+  EXPECT_EQ(failed.status().code(), StatusCode::kInvalidArgument);
+}
+
 GmmParameters TwoComponents(CovarianceType type, Eigen::Index d) {
   GmmParameters p;
   p.type = type;

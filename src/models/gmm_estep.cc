@@ -371,16 +371,16 @@ StatusOr<GmmStatistics> ComputeStatisticsPass(const GmmParameters& params, const
     return InvalidArgumentError("data have " + std::to_string(x.cols()) +
                                 " columns, the model " + std::to_string(d) + " dimensions");
   }
-  std::vector<EStepWorker> workers(static_cast<size_t>(engine.threads()));
-  for (EStepWorker& w : workers) {
+  const auto init = [&](EStepWorker& w) {
     w.stats = ZeroStatistics(params);
     if (params.type == CovarianceType::kFull) w.feature_sums.setZero(FeatureCount(d), k);
     w.exact = ExactSum(internal::TotalSize(ExactArrays(w.stats, w.feature_sums)));
-  }
+  };
   const Eigen::Index row_doubles = (params.type == CovarianceType::kFull ? FeatureCount(d) : d) + k;
-  DPEM_RETURN_IF_ERROR(engine.ForEachBlock(
-      x, row_doubles, [&](int thread, const RowBlock& block, Eigen::Index) {
-        EStepWorker& w = workers[static_cast<size_t>(thread)];
+  DPEM_ASSIGN_OR_RETURN(
+      std::vector<EStepWorker> workers,
+      engine.Reduce<EStepWorker>(x, row_doubles, init,
+                                 [&](EStepWorker& w, const RowBlock& block, Eigen::Index) {
         w.stats.log_likelihood +=
             evaluator.Responsibilities(block, &w.gamma, &w.scratch).sum();
         Accumulate(block, w);

@@ -95,15 +95,15 @@ StatusOr<GmmStatistics> ComputeFramedStatistics(const GmmParameters& params,
                                 " columns, the model " + std::to_string(d) + " dimensions");
   }
   const StackedFrames stacked = StackFrames(frames);
-  std::vector<FramedWorker> workers(static_cast<size_t>(engine.threads()));
-  for (FramedWorker& w : workers) {
+  const auto init = [&](FramedWorker& w) {
     w.stats = ZeroStatistics(params);
     w.exact = ExactSum(TotalSize(StatisticArrays(w.stats)));
-  }
+  };
   const Eigen::Index row_doubles = FeatureCount(d) + k_count + k_count * d + d;
-  DPEM_RETURN_IF_ERROR(engine.ForEachBlock(
-      unit, row_doubles, [&](int thread, const RowBlock& block, Eigen::Index) {
-        FramedWorker& w = workers[static_cast<size_t>(thread)];
+  DPEM_ASSIGN_OR_RETURN(
+      std::vector<FramedWorker> workers,
+      engine.Reduce<FramedWorker>(unit, row_doubles, init,
+                                  [&](FramedWorker& w, const RowBlock& block, Eigen::Index) {
         w.stats.log_likelihood +=
             evaluator.Responsibilities(block, &w.gamma, &w.scratch).sum();
         FrameCoordinates(block, stacked, w.u);

@@ -103,11 +103,11 @@ StatusOr<GmmStatistics> HardAssignmentStatistics(const RowSource& x,
     Eigen::VectorXi labels;
     Eigen::VectorXd distances;
   };
-  std::vector<Worker> workers(static_cast<size_t>(engine.threads()));
-  for (Worker& w : workers) w.stats = zero;
-  DPEM_RETURN_IF_ERROR(engine.ForEachBlock(
-      x, centres.rows() + x.cols(), [&](int thread, const RowBlock& block, Eigen::Index) {
-        Worker& w = workers[static_cast<size_t>(thread)];
+  DPEM_ASSIGN_OR_RETURN(
+      std::vector<Worker> workers,
+      engine.Reduce<Worker>(
+          x, centres.rows() + x.cols(), [&](Worker& w) { w.stats = zero; },
+          [&](Worker& w, const RowBlock& block, Eigen::Index) {
         nc.Assign(block, w.labels, w.distances, w.scratch);
         for (Eigen::Index i = 0; i < block.rows(); ++i) AddRecord(block.row(i), w.labels(i), w.stats);
         w.stats.n += block.rows();

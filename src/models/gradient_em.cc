@@ -149,14 +149,14 @@ StatusOr<Eigen::VectorXd> IterationStatistic(const GradientEmData& data,
     internal::ExactSum exact;
   };
   const bool released = o.method != GradientEmMethod::kNonPrivate;
-  std::vector<Worker> workers(static_cast<size_t>(engine.threads()));
-  for (Worker& w : workers) {
+  const auto init = [&](Worker& w) {
     w.sum = Eigen::VectorXd::Zero(data.d());
     w.exact = internal::ExactSum(data.d());
-  }
-  DPEM_RETURN_IF_ERROR(engine.ForEachBlock(
-      rows, 2 * data.d(), [&](int thread, const RowBlock& block, Eigen::Index first) {
-        Worker& w = workers[static_cast<size_t>(thread)];
+  };
+  DPEM_ASSIGN_OR_RETURN(
+      std::vector<Worker> workers,
+      engine.Reduce<Worker>(rows, 2 * data.d(), init,
+                            [&](Worker& w, const RowBlock& block, Eigen::Index first) {
         w.block.resize(block.rows(), data.d());
         if (o.method == GradientEmMethod::kDpEm) {
           internal::GmmEmMapRows(data, beta, o.sigma, first, w.block);

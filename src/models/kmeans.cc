@@ -132,18 +132,19 @@ StatusOr<KmeansStatistics> ComputeKmeansStatistics(const Eigen::MatrixXd& centre
     return std::vector<internal::StatisticArray>{{s.counts.data(), s.counts.size()},
                                                  {s.sums.data(), s.sums.size()}};
   };
-  std::vector<Worker> workers(static_cast<size_t>(engine.threads()));
-  for (Worker& w : workers) {
-    w.stats = KmeansStatistics::Zero(centres.rows(), centres.cols());
-    w.exact = internal::ExactSum(w.stats.counts.size() + w.stats.sums.size());
-  }
-  DPEM_RETURN_IF_ERROR(engine.ForEachBlock(
-      x, centres.rows() + centres.cols(), [&](int thread, const RowBlock& block, Eigen::Index) {
-        Worker& w = workers[static_cast<size_t>(thread)];
-        nc.Accumulate(block, w.stats, w.scratch);
-        w.exact.FoldAndZero(released(w.stats));
-        return OkStatus();
-      }));
+  DPEM_ASSIGN_OR_RETURN(
+      std::vector<Worker> workers,
+      engine.Reduce<Worker>(
+          x, centres.rows() + centres.cols(),
+          [&](Worker& w) {
+            w.stats = KmeansStatistics::Zero(centres.rows(), centres.cols());
+            w.exact = internal::ExactSum(w.stats.counts.size() + w.stats.sums.size());
+          },
+          [&](Worker& w, const RowBlock& block, Eigen::Index) {
+            nc.Accumulate(block, w.stats, w.scratch);
+            w.exact.FoldAndZero(released(w.stats));
+            return OkStatus();
+          }));
   const internal::ExactSum exact = internal::MergeExactSums(workers, &Worker::exact);
   for (size_t t = 1; t < workers.size(); ++t) {
     DPEM_RETURN_IF_ERROR(workers[0].stats.Add(workers[t].stats));  // sse and n.

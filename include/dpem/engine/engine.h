@@ -6,13 +6,13 @@
 // the same bits. Sufficient statistics of separate shards simply add, so a
 // distributed backend runs the same block kernels per rank and sums.
 //
-//   std::vector<Stats> parts(engine.threads(), Stats::Zero(...));
-//   DPEM_RETURN_IF_ERROR(engine.ForEachBlock(source,
-//       [&](int thread, const RowBlock& block, Eigen::Index first_row) {
-//         Accumulate(block, parts[thread]);
+//   DPEM_ASSIGN_OR_RETURN(std::vector<Stats> parts, engine.Reduce<Stats>(
+//       source, row_doubles, [&](Stats& s) { s = Stats::Zero(...); },
+//       [&](Stats& s, const RowBlock& block, Eigen::Index first_row) {
+//         Accumulate(block, s);
 //         return OkStatus();
 //       }));
-//   for (int t = 1; t < engine.threads(); ++t) parts[0].Add(parts[t]);
+//   for (size_t t = 1; t < parts.size(); ++t) parts[0].Add(parts[t]);
 //
 // Thread safety: an Engine is immutable; ForEachBlock may be called from
 // one thread at a time per callback state.
@@ -21,6 +21,7 @@
 
 #include <Eigen/Core>
 #include <functional>
+#include <vector>
 
 #include "dpem/data/row_source.h"
 #include "dpem/status.h"
@@ -73,6 +74,26 @@ class Engine {
   // error of the lowest-numbered thread that failed.
   Status ForEachBlock(const RowSource& source, Eigen::Index row_doubles,
                       const BlockFunction& fn) const;
+
+  // ForEachBlock with one accumulator per worker thread: `init` prepares
+  // each (default-constructed first), `fn` runs on every block with the
+  // accumulator of the thread that takes it, and the accumulators come back
+  // in thread order, for the caller to merge in that fixed order (so the
+  // result depends on the thread count, never on scheduling). Returns
+  // ForEachBlock's error, if any.
+  template <typename Accumulator>
+  StatusOr<std::vector<Accumulator>> Reduce(
+      const RowSource& source, Eigen::Index row_doubles,
+      const std::function<void(Accumulator&)>& init,
+      const std::function<Status(Accumulator&, const RowBlock&, Eigen::Index)>& fn) const {
+    std::vector<Accumulator> parts(static_cast<size_t>(threads_));
+    for (Accumulator& part : parts) init(part);
+    DPEM_RETURN_IF_ERROR(ForEachBlock(
+        source, row_doubles, [&](int thread, const RowBlock& block, Eigen::Index first_row) {
+          return fn(parts[static_cast<size_t>(thread)], block, first_row);
+        }));
+    return parts;
+  }
 
  private:
   Engine(int threads, Eigen::Index block_rows) : threads_(threads), block_rows_(block_rows) {}
