@@ -4,7 +4,7 @@
 // few dozen to a few hundred products, where LAPACK's tridiagonal reduction
 // costs O(d^3) (internal/eigen_solver.h). Private to the library.
 //
-// Thread safety: reentrant; the products may use `threads` OpenMP threads.
+// Thread safety: reentrant; the products may start threads - 1 std::threads.
 #ifndef DPEM_INTERNAL_KRYLOV_EIGEN_SOLVER_H_
 #define DPEM_INTERNAL_KRYLOV_EIGEN_SOLVER_H_
 

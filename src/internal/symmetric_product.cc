@@ -3,7 +3,11 @@
 #include "internal/symmetric_product.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
+#include <functional>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 #ifdef _OPENMP
@@ -54,6 +58,35 @@ void AddPanels(const Eigen::MatrixXd& s, const Eigen::Ref<const Eigen::MatrixXd>
   }
 }
 
+// Calls run(p) once for each p in [0, parts), on the calling thread and up
+// to threads - 1 others that take the next undone p in turn. std::thread,
+// not OpenMP: a product lasts milliseconds, and OpenMP's spinning at the end
+// of each parallel region made Lanczos 2 to 3 times slower than one thread on
+// a machine loaded by other processes; a joined std::thread sleeps instead.
+// If no thread can be started, the calling thread does every part.
+void RunParts(int parts, int threads, const std::function<void(int)>& run) {
+  std::atomic<int> next{0};
+  const auto work = [&] {
+    for (int p = next++; p < parts; p = next++) run(p);
+  };
+  std::vector<std::thread> helpers;
+  try {
+    for (int t = 1; t < std::min(threads, parts); ++t) helpers.emplace_back(work);
+  } catch (const std::system_error&) {
+    // Fewer helpers than asked: the parts are shared among those started.
+  }
+  work();
+  for (std::thread& h : helpers) h.join();
+}
+
+int DefaultThreads() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+#endif
+}
+
 }  // namespace
 
 Eigen::MatrixXd SymmetricProduct(const Eigen::MatrixXd& lower,
@@ -69,17 +102,11 @@ Eigen::MatrixXd SymmetricProduct(const Eigen::MatrixXd& lower,
   }
   const std::vector<Eigen::Index> bounds = PartBoundaries(d, kSymmetricProductParts, panel);
   std::vector<Eigen::MatrixXd> partial(kSymmetricProductParts);
-#ifdef _OPENMP
-  const int team = threads > 0 ? threads : omp_get_max_threads();
-#else
-  (void)threads;
-#endif
-#pragma omp parallel for schedule(static) num_threads(team)
-  for (int p = 0; p < kSymmetricProductParts; ++p) {
+  RunParts(kSymmetricProductParts, threads > 0 ? threads : DefaultThreads(), [&](int p) {
     // Part p writes rows >= bounds[p] only.
     partial[p] = Eigen::MatrixXd::Zero(d, k);
     AddPanels(lower, x, bounds[p], bounds[p + 1], panel, partial[p]);
-  }
+  });
   Eigen::MatrixXd y = std::move(partial[0]);
   for (int p = 1; p < kSymmetricProductParts; ++p) {
     const Eigen::Index from = bounds[p];

@@ -4,7 +4,7 @@
 // product; the product is bound by memory, not flops). Private to the
 // library.
 //
-// Thread safety: reentrant; the product may use `threads` OpenMP threads.
+// Thread safety: reentrant; a product may start threads - 1 std::threads.
 #ifndef DPEM_INTERNAL_SYMMETRIC_PRODUCT_H_
 #define DPEM_INTERNAL_SYMMETRIC_PRODUCT_H_
 
@@ -24,8 +24,9 @@ inline constexpr int kSymmetricProductParts = 16;
 // included) is `lower`'s; the strict upper triangle of `lower` is never read.
 // X is d x k, k >= 0. The columns of the triangle are taken in panels of a few
 // columns, each panel read once from memory for both of its uses (its
-// entries as S(i, j) and as S(j, i)). `threads` <= 0 means OpenMP's default.
-// The bits of the result depend on d and k only, never on `threads`.
+// entries as S(i, j) and as S(j, i)). `threads` <= 0 means OpenMP's default
+// (all cores without OpenMP). The bits of the result never depend on
+// `threads`.
 // Requires `lower` square with x.rows() rows (checked by assertion only).
 Eigen::MatrixXd SymmetricProduct(const Eigen::MatrixXd& lower,
                                  const Eigen::Ref<const Eigen::MatrixXd>& x, int threads);
