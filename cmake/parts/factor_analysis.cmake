@@ -20,6 +20,7 @@ target_sources(dpem PRIVATE
   src/internal/symmetric_product.cc
   src/models/factor_analysis.cc
   src/models/factor_analysis_fit.cc
+  src/models/factor_analysis_spectrum.cc
   src/models/fa_model_io.cc)
 target_link_libraries(dpem PRIVATE PkgConfig::DPEM_LAPACKE)
 if(DPEM_BUILD_TESTS)
@@ -27,6 +28,7 @@ if(DPEM_BUILD_TESTS)
   dpem_add_test(krylov_eigen_solver_test SOURCES src/internal/krylov_eigen_solver_test.cc)
   dpem_add_test(symmetric_product_test SOURCES src/internal/symmetric_product_test.cc)
   dpem_add_test(factor_analysis_test SOURCES src/models/factor_analysis_test.cc)
+  dpem_add_test(factor_analysis_spectrum_test SOURCES src/models/factor_analysis_spectrum_test.cc)
   dpem_add_test(factor_analysis_sklearn_test SOURCES src/models/factor_analysis_sklearn_test.cc)
   target_compile_definitions(factor_analysis_sklearn_test PRIVATE
     DPEM_SKLEARN_FA_REFERENCE="${PROJECT_SOURCE_DIR}/tests/data/sklearn_fa_reference.json")

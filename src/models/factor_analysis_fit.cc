@@ -199,6 +199,10 @@ Status FaFitOptions::Validate() const {
   if (!(eigenvalue_floor > 0.0 && std::isfinite(eigenvalue_floor))) {
     return InvalidArgumentError("eigenvalue floor must be finite and > 0");
   }
+  if (eigenvalue_repair != FaEigenvalueRepair::kShift &&
+      eigenvalue_repair != FaEigenvalueRepair::kFloor) {
+    return InvalidArgumentError("eigenvalue repair must be kShift or kFloor");
+  }
   if (!IsPrivate()) return OkStatus();
   if (!(delta > 0.0 && delta < 1.0)) return InvalidArgumentError("delta must be in (0, 1)");
   if (domain.from_data && !std::isfinite(domain.data_norm)) return OkStatus();
@@ -233,17 +237,21 @@ StatusOr<FaFit> FitFactorAnalysis(const RowSource& x, const FaFitOptions& option
   fit.guarantee.guarantee_void = !fit.guarantee.void_reasons.empty();
   DPEM_ASSIGN_OR_RETURN(const UnitBallRowSource unit, UnitBallRowSource::Create(x, fit.domain));
   const double n = static_cast<double>(x.rows());
+  FaEmOptions em = options.em;
+  if (em.threads == 0) em.threads = engine.threads();
   FaParameters unit_params;
+  Eigen::MatrixXd s;  // T / N, divided in place (d x d: 128 MiB at d = 4096).
   if (options.IsPrivate()) {
-    DPEM_ASSIGN_OR_RETURN(const Eigen::MatrixXd t,
-                          ReleaseAndCertify(unit, options, engine, gen, fit.guarantee));
-    internal::Eigenpairs eig;  // One decomposition: the floor and the start.
-    DPEM_ASSIGN_OR_RETURN(const Eigen::MatrixXd s,
-                          internal::FloorEigenvalues(t / n, options.eigenvalue_floor, &eig));
-    DPEM_ASSIGN_OR_RETURN(unit_params, internal::FitFaWithEigenpairs(s, eig, options.em));
+    DPEM_ASSIGN_OR_RETURN(s, ReleaseAndCertify(unit, options, engine, gen, fit.guarantee));
+    s /= n;
+    DPEM_ASSIGN_OR_RETURN(const internal::Eigenpairs top,
+                          internal::RepairEigenvalues(s, options.eigenvalue_floor,
+                                                      options.eigenvalue_repair, em));
+    DPEM_ASSIGN_OR_RETURN(unit_params, internal::FitFaWithEigenpairs(s, top, em));
   } else {
-    DPEM_ASSIGN_OR_RETURN(const Eigen::MatrixXd t, SecondMomentSum(unit, engine));
-    DPEM_ASSIGN_OR_RETURN(unit_params, FitFaToSecondMoment(t / n, options.em));
+    DPEM_ASSIGN_OR_RETURN(s, SecondMomentSum(unit, engine));
+    s /= n;
+    DPEM_ASSIGN_OR_RETURN(unit_params, FitFaToSecondMoment(s, em));
   }
   fit.parameters = ToOriginalUnits(unit_params, fit.domain);
   fit.n = x.rows();
