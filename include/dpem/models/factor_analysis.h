@@ -93,10 +93,13 @@ StatusOr<DataMatrix> FaTransform(const FaParameters& p, const DataMatrix& x);
 // `n` draws x = mu + W z + Psi^{1/2} e from the model. Requires n >= 1.
 StatusOr<DataMatrix> FaSample(const FaParameters& p, Eigen::Index n, Generator& gen);
 
-// The default FaEmOptions::dense_max_dimension: at d = 512 LAPACK's top
-// eigenpairs and the Lanczos solver's take about as long (a few tens of ms;
-// benchmarks/fa_fit_benchmark.cc); at d = 4096 Lanczos is 3 to 30 times faster.
-inline constexpr Eigen::Index kFaDenseMaxDimension = 512;
+// The default FaEmOptions::dense_max_dimension. Not a crossover in speed:
+// the top 10 eigenpairs by Lanczos took as long as LAPACK's or less from
+// d = 64 on (BM_FaLeadingEigenpairs: 0.1 to 0.7 ms against 0.3 to 0.9 ms at
+// d = 64 and 128; at d = 4096, 0.2 s (plain) and 1.7 s (a noisy release)
+// against 7 s). Up to d = 128, where both take under a millisecond, the fit
+// keeps LAPACK's eigenpairs, exact to rounding (Lanczos's are to ~1e-10).
+inline constexpr Eigen::Index kFaDenseMaxDimension = 128;
 
 // Options of EM on a second-moment matrix (the post-processing of a fit).
 struct FaEmOptions {
