@@ -55,11 +55,12 @@ StatusOr<Eigenpairs> KrylovTopEigenpairs(const Eigen::MatrixXd& lower, Eigen::In
                                          const KrylovOptions& options);
 
 // The smallest eigenvalue of the same matrix, found as mu minus the largest
-// eigenvalue of mu I - S with mu = 2 |largest|, where `largest` is (an
-// estimate of) S's largest eigenvalue: every eigenvalue of mu I - S is then
-// >= 0 and the largest is >= max(|lambda_max|, |lambda_min|), so the relative
-// tolerance is one relative to ||S||_2, even when lambda_min is 0 or tiny.
-// Same requirements (with count 1) and errors as KrylovTopEigenpairs.
+// eigenvalue of mu I - S with mu = 2 |largest|, where `largest` is S's
+// largest eigenvalue or a bound on ||S||_2 (e.g. ||S||_F): every eigenvalue
+// of mu I - S is then >= 0 and the largest is >= max(|lambda_max|,
+// |lambda_min|), so the relative tolerance becomes one relative to
+// |largest|, even when lambda_min is 0 or tiny. Same requirements (with
+// count 1) and errors as KrylovTopEigenpairs.
 StatusOr<double> KrylovSmallestEigenvalue(const Eigen::MatrixXd& lower, double largest,
                                           const KrylovOptions& options);
 

@@ -26,17 +26,18 @@ bool UseDenseEigenSolver(Eigen::Index d, Eigen::Index count, const FaEmOptions& 
 StatusOr<Eigenpairs> LeadingEigenpairs(const Eigen::MatrixXd& s, Eigen::Index count,
                                        const FaEmOptions& o);
 
-// S's smallest eigenvalue, `largest` being (an estimate of) its largest:
-// LAPACK or Lanczos as LeadingEigenpairs chooses for one eigenpair.
-StatusOr<double> LowestEigenvalue(const Eigen::MatrixXd& s, double largest,
-                                  const FaEmOptions& o);
+// S's smallest eigenvalue: LAPACK's, or Lanczos's as the top of mu I - S
+// with mu = 2 ||S||_F >= 2 ||S||_2 (KrylovSmallestEigenvalue; accurate to
+// about 1e-10 ||S||_F), as LeadingEigenpairs chooses for one eigenpair.
+StatusOr<double> LowestEigenvalue(const Eigen::MatrixXd& s, const FaEmOptions& o);
 
 // The private fit's post-processing of S~ = T~ / N (FaEigenvalueRepair), in
-// place, and S's top o.factors eigenpairs after it (the EM start; kFloor on
-// the dense path returns all of them). If lambda_min(S~) >= floor, S~ is left
-// as it is by either repair; else kShift adds (floor - lambda_min) I, and
-// kFloor replaces S~ by FloorEigenvalues(S~, floor) (one O(d^3) LAPACK
-// decomposition). Requires S~ symmetric and finite.
+// place, and S's top o.factors eigenpairs after it (the EM start; kFloor
+// returns all of them when it decomposes). If lambda_min(S~) >= floor, S~ is
+// left as it is by either repair; else kShift adds (floor - lambda_min) I,
+// and kFloor replaces S~ by FloorEigenvalues(S~, floor) (one O(d^3) LAPACK
+// decomposition, which also gives the start). Requires S~ symmetric and
+// finite.
 StatusOr<Eigenpairs> RepairEigenvalues(Eigen::MatrixXd& s, double floor,
                                        FaEigenvalueRepair repair, const FaEmOptions& o);
 

@@ -4,6 +4,7 @@
 // above FaEmOptions::dense_max_dimension, so that nothing is O(d^3) there
 // unless the caller asks for the projection floor (FaEigenvalueRepair::kFloor)
 // and the floor changes the matrix.
+#include <cmath>
 #include <utility>
 
 #include "internal/krylov_eigen_solver.h"
@@ -32,37 +33,36 @@ StatusOr<Eigenpairs> LeadingEigenpairs(const Eigen::MatrixXd& s, Eigen::Index co
   return TopEigenpairs(s, count);  // Lanczos did not converge: LAPACK.
 }
 
-StatusOr<double> LowestEigenvalue(const Eigen::MatrixXd& s, double largest,
-                                  const FaEmOptions& o) {
+StatusOr<double> LowestEigenvalue(const Eigen::MatrixXd& s, const FaEmOptions& o) {
   if (UseDenseEigenSolver(s.rows(), 1, o)) return SmallestEigenvalue(s);
-  StatusOr<double> krylov = KrylovSmallestEigenvalue(s, largest, KrylovFor(o));
+  // ||S||_F from the lower triangle: the diagonal once, the rest twice.
+  double squares = s.diagonal().squaredNorm();
+  for (Eigen::Index j = 0; j + 1 < s.cols(); ++j) {
+    squares += 2.0 * s.col(j).tail(s.rows() - j - 1).squaredNorm();
+  }
+  StatusOr<double> krylov = KrylovSmallestEigenvalue(s, std::sqrt(squares), KrylovFor(o));
   if (krylov.ok() || krylov.status().code() != StatusCode::kNumericalError) return krylov;
   return SmallestEigenvalue(s);
 }
 
 StatusOr<Eigenpairs> RepairEigenvalues(Eigen::MatrixXd& s, double floor,
                                        FaEigenvalueRepair repair, const FaEmOptions& o) {
-  const bool dense = UseDenseEigenSolver(s.rows(), o.factors, o);
   Eigenpairs all;
-  if (repair == FaEigenvalueRepair::kFloor && dense) {
+  if (repair == FaEigenvalueRepair::kFloor && UseDenseEigenSolver(s.rows(), o.factors, o)) {
     // One decomposition gives the floor and the start, as before Lanczos.
     DPEM_ASSIGN_OR_RETURN(s, FloorEigenvalues(s, floor, &all));
     return all;
   }
-  DPEM_ASSIGN_OR_RETURN(Eigenpairs top, LeadingEigenpairs(s, o.factors, o));
-  DPEM_ASSIGN_OR_RETURN(const double lowest, LowestEigenvalue(s, top.values(0), o));
-  // Lanczos's lowest Ritz value is within about 1e-10 ||S|| of lambda_min:
-  // when it is >= floor, so is lambda_min up to that, and both repairs are
-  // the identity.
-  if (lowest >= floor) return top;
-  if (repair == FaEigenvalueRepair::kFloor) {
+  DPEM_ASSIGN_OR_RETURN(const double lowest, LowestEigenvalue(s, o));
+  // Lanczos's lowest Ritz value is within about 1e-10 ||S||_F of lambda_min
+  // (and above it): when it is >= floor, both repairs are the identity to
+  // that accuracy.
+  if (lowest < floor && repair == FaEigenvalueRepair::kFloor) {
     DPEM_ASSIGN_OR_RETURN(s, FloorEigenvalues(s, floor, &all));
     return all;
   }
-  const double shift = floor - lowest;
-  s.diagonal().array() += shift;
-  top.values.array() += shift;
-  return top;
+  if (lowest < floor) s.diagonal().array() += floor - lowest;
+  return LeadingEigenpairs(s, o.factors, o);  // Shifted or not, same vectors.
 }
 
 }  // namespace dpem::internal
