@@ -133,12 +133,12 @@ struct FaEmOptions {
 // gives the iteration's log-likelihood. Each iteration costs one d x d by
 // d x L product (O(d^2 L), reading S's lower triangle) and O(d L^2) more;
 // the start costs L eigenpairs (FaEmOptions::dense_max_dimension). An
-// iteration that fails numerically (a
-// matrix not positive definite, non-finite parameters) ends EM with the
-// previous parameters instead of an error. Finally W is rotated to orthogonal columns
-// sorted by decreasing norm (W V, V the eigenvectors of W^T W; the model
-// W W^T + Psi is unchanged), each with a positive sum. The returned mean is
-// zero. Requires S symmetric, finite, d x d, and options valid.
+// iteration that fails numerically (a matrix not positive definite,
+// non-finite parameters) ends EM with the previous parameters instead of an
+// error. Finally W is rotated to orthogonal columns sorted by decreasing norm
+// (W V, V the eigenvectors of W^T W; the model W W^T + Psi is unchanged),
+// each with a positive sum. The returned mean is zero. Requires S symmetric,
+// finite, d x d, and options valid.
 StatusOr<FaParameters> FitFaToSecondMoment(const Eigen::MatrixXd& s, const FaEmOptions& options);
 
 // The one release of a private fit: T = sum_i u_i u_i^T of the unit-ball
@@ -172,8 +172,8 @@ enum class FaEigenvalueRepair {
   // The Frobenius-nearest matrix with eigenvalues >= floor: the eigenvalues
   // below the floor are raised to it (FloorEigenvalues). Changes the whole
   // eigenspace below the floor, so it needs every eigenpair: one O(d^3)
-  // LAPACK decomposition whenever lambda_min < floor (e.g. at d = 4096 about
-  // 5 s; half of a noisy release's eigenvalues are negative when N < d).
+  // LAPACK decomposition whenever lambda_min < floor (at d = 4096, 5 to 20 s
+  // here; about half of a release's eigenvalues are negative when N < d).
   kFloor,
 };
 
@@ -190,6 +190,8 @@ struct FaFitOptions {
   // eigenvalues are made >= this floor by `eigenvalue_repair`, so that EM sees
   // a positive definite matrix. Private fits only. > 0.
   double eigenvalue_floor = 1e-6;
+  // How the floor is enforced. kShift by default: no O(d^3) step; kFloor
+  // gives the fits of dpem before Lanczos (docs/factor_analysis.md).
   FaEigenvalueRepair eigenvalue_repair = FaEigenvalueRepair::kShift;
   // Threads and block size of the fitting engine's one pass over the data.
   EngineOptions engine;
