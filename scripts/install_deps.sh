@@ -9,7 +9,7 @@ packages=(
   libeigen3-dev libsodium-dev libboost-math-dev
   libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libopenblas-dev liblapacke-dev libsqlite3-dev
+  libopenblas-dev liblapacke-dev libspectra-dev libsqlite3-dev
   clang libclang-rt-14-dev
   python3-numpy python3-matplotlib python3-scipy python3-sklearn
 )

@@ -31,6 +31,7 @@ struct FitFaFlags {
   std::vector<double> data_center;
   bool data_norm_from_data = false;
   double eigenvalue_floor = 1e-6;
+  std::string eigenvalue_repair = "shift";
   double variance_floor = 1e-6;
   std::optional<std::string> seed;
   bool quiet = false;
@@ -73,6 +74,8 @@ StatusOr<FaFitOptions> OptionsFromFlags(const FitFaFlags& f) {
   o.em.variance_floor = f.variance_floor;
   DPEM_RETURN_IF_ERROR(RequirePositiveFinite("--eigenvalue-floor", f.eigenvalue_floor));
   o.eigenvalue_floor = f.eigenvalue_floor;
+  o.eigenvalue_repair = f.eigenvalue_repair == "floor" ? FaEigenvalueRepair::kFloor
+                                                       : FaEigenvalueRepair::kShift;
   DPEM_ASSIGN_OR_RETURN(o.epsilon, ParseEpsilonFlag("--epsilon", f.epsilon_text));
   DPEM_ASSIGN_OR_RETURN(o.engine, EngineFromThreadsFlag(f.threads));
   DPEM_RETURN_IF_ERROR(DomainFlagsInto(f, o));
@@ -142,6 +145,12 @@ void AddOptions(CLI::App* app, FitFaFlags& f) {
   app->add_option("--eigenvalue-floor", f.eigenvalue_floor,
                   "Floor of the eigenvalues of the released second moment / N, unit-ball "
                   "units (default 1e-6)");
+  app->add_option("--eigenvalue-repair", f.eigenvalue_repair,
+                  "How a private fit raises the released second moment's eigenvalues to the "
+                  "floor: shift (add a multiple of the identity; default: needs the extreme "
+                  "eigenvalues only) or floor (raise those below it; needs every eigenpair, "
+                  "O(d^3) when any is below)")
+      ->check(CLI::IsMember({"shift", "floor"}));
   app->add_option("--variance-floor", f.variance_floor,
                   "Floor of the noise variances Psi, unit-ball units (default 1e-6)");
   app->add_option("--seed", f.seed,

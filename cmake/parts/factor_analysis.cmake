@@ -4,15 +4,31 @@
 # installed static dpem needs find_dependency on it in dpemConfig.cmake.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(DPEM_LAPACKE REQUIRED IMPORTED_TARGET lapacke)
+# Spectra (header-only; Debian libspectra-dev) for the top eigenpairs of large
+# symmetric matrices by Lanczos (src/internal/krylov_eigen_solver.cc). Only
+# its headers are used, so it is an include path, not a link dependency of an
+# installed dpem. Its CMake package, where installed, says where they are.
+find_package(spectra 1.0 CONFIG QUIET)
+if(TARGET Spectra::Spectra)
+  get_target_property(DPEM_SPECTRA_HINT Spectra::Spectra INTERFACE_INCLUDE_DIRECTORIES)
+endif()
+find_path(DPEM_SPECTRA_INCLUDE_DIR Spectra/SymEigsSolver.h HINTS ${DPEM_SPECTRA_HINT} REQUIRED)
+target_include_directories(dpem SYSTEM PRIVATE ${DPEM_SPECTRA_INCLUDE_DIR})
 target_sources(dpem PRIVATE
   src/internal/eigen_solver.cc
+  src/internal/krylov_eigen_solver.cc
+  src/internal/symmetric_product.cc
   src/models/factor_analysis.cc
   src/models/factor_analysis_fit.cc
+  src/models/factor_analysis_spectrum.cc
   src/models/fa_model_io.cc)
 target_link_libraries(dpem PRIVATE PkgConfig::DPEM_LAPACKE)
 if(DPEM_BUILD_TESTS)
   dpem_add_test(eigen_solver_test SOURCES src/internal/eigen_solver_test.cc)
+  dpem_add_test(krylov_eigen_solver_test SOURCES src/internal/krylov_eigen_solver_test.cc)
+  dpem_add_test(symmetric_product_test SOURCES src/internal/symmetric_product_test.cc)
   dpem_add_test(factor_analysis_test SOURCES src/models/factor_analysis_test.cc)
+  dpem_add_test(factor_analysis_spectrum_test SOURCES src/models/factor_analysis_spectrum_test.cc)
   dpem_add_test(factor_analysis_sklearn_test SOURCES src/models/factor_analysis_sklearn_test.cc)
   target_compile_definitions(factor_analysis_sklearn_test PRIVATE
     DPEM_SKLEARN_FA_REFERENCE="${PROJECT_SOURCE_DIR}/tests/data/sklearn_fa_reference.json")
@@ -20,4 +36,7 @@ if(DPEM_BUILD_TESTS)
   dpem_add_test(fa_model_io_test SOURCES src/models/fa_model_io_test.cc)
   target_link_libraries(fa_model_io_test PRIVATE nlohmann_json::nlohmann_json)
   dpem_add_cli_test(fa_cli_test SOURCES tests/cli/fa_cli_test.cc)
+endif()
+if(DPEM_BUILD_BENCHMARKS)
+  target_sources(dpem_benchmarks PRIVATE benchmarks/fa_fit_benchmark.cc)
 endif()

@@ -81,6 +81,18 @@ void ExactSum::WriteTo(const std::vector<StatisticArray>& arrays) const {
   }
 }
 
+// ToUnits(x) is the integer nearest x 2^52 (ties to even) after the clamp:
+// below 2 in magnitude x 2^52 is below 2^53, and from 2 on it is an integer
+// already, so in both cases that integer is a double, and FromUnits of a
+// single fold converts it back exactly. Scaling by 2^52 and 2^-52 is exact
+// here (no overflow; a non-zero result is at least 2^-52, not subnormal).
+// Adding +0 turns the -0 that nearbyint gives small negative values into
+// the integer sum's +0.
+double SingleFoldValue(double x) {
+  const double clamped = std::isnan(x) ? 0.0 : std::clamp(x, -kLimit, kLimit);
+  return std::nearbyint(clamped * kScale) * (1.0 / kScale) + 0.0;
+}
+
 ExactSum MergeExactSums(std::vector<ExactSum>& parts) {
   // Parts of size 0 (a thread that got no block and never allocated) add
   // nothing; the first allocated part is the base.

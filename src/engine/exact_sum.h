@@ -95,6 +95,13 @@ ExactSum MergeExactSums(std::vector<Worker>& workers, ExactSum Worker::*member) 
   return MergeExactSums(parts);
 }
 
+// The value WriteTo gives for an entry of an ExactSum that received exactly
+// one fold, of the value x: x clamped as a fold clamps it (NaN as 0),
+// rounded to the nearest multiple of kExactSumQuantum (ties to even), +0 for
+// zero. Bit for bit the same, computed without the 128-bit units: the exact
+// sum of ONE block partial, entry by entry.
+double SingleFoldValue(double x);
+
 // The number of entries of `arrays` together: the size of their ExactSum.
 inline Eigen::Index TotalSize(const std::vector<StatisticArray>& arrays) {
   Eigen::Index n = 0;

@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -177,6 +180,31 @@ TEST(ExactSumTest, PassesAreBitwiseIndependentOfTheThreadCount) {
   const KmeansStatistics k3 = *ComputeKmeansStatistics(centres, source, *Engine::Create({3, 50}));
   EXPECT_EQ(k1.counts, k3.counts);
   EXPECT_EQ(k1.sums, k3.sums);
+}
+
+// A sum of one block partial needs no 128-bit units: SingleFoldValue gives
+// the same bits as folding the value into an ExactSum and writing it back,
+// for ties at the quantum, values that round to -0, magnitudes from the
+// subnormal range past the clamp, and NaN.
+TEST(ExactSumTest, ASingleFoldIsItsValueRoundedToTheQuantum) {
+  const double q = kExactSumQuantum;
+  std::vector<double> values = {0.0, -0.0, q / 2, -q / 2, 1.5 * q, -1.5 * q, 2.5 * q, q / 3,
+                                -q / 3, 0.5 + q / 2, 1.0 + q, 2.0 + 4 * q, 400.0 - q / 4,
+                                std::numeric_limits<double>::denorm_min(), -1e-300, 1e15,
+                                4503599627370496.0 * 3, -1e300,
+                                std::numeric_limits<double>::quiet_NaN()};
+  std::mt19937_64 rng(21);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (int i = 0; i < 20000; ++i) values.push_back(u(rng) * std::pow(10.0, (i % 40) - 30));
+  std::vector<double> folded = values;
+  ExactSum sum(static_cast<Eigen::Index>(values.size()));
+  sum.FoldAndZero({{folded.data(), static_cast<Eigen::Index>(folded.size())}});
+  sum.WriteTo({{folded.data(), static_cast<Eigen::Index>(folded.size())}});
+  for (size_t i = 0; i < values.size(); ++i) {
+    EXPECT_EQ(std::bit_cast<std::uint64_t>(SingleFoldValue(values[i])),
+              std::bit_cast<std::uint64_t>(folded[i]))
+        << "value " << values[i] << " written " << folded[i];
+  }
 }
 
 }  // namespace

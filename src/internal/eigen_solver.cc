@@ -28,11 +28,7 @@ Eigenpairs Descending(const Eigen::VectorXd& ascending_values,
   Eigenpairs out;
   out.values = ascending_values.reverse();
   out.vectors = ascending_vectors.rowwise().reverse();
-  for (Eigen::Index j = 0; j < out.vectors.cols(); ++j) {
-    Eigen::Index arg = 0;
-    out.vectors.col(j).cwiseAbs().maxCoeff(&arg);
-    if (out.vectors(arg, j) < 0) out.vectors.col(j) *= -1.0;
-  }
+  FixEigenvectorSigns(out.vectors);
   return out;
 }
 
@@ -42,6 +38,14 @@ Status LapackStatus(const char* routine, lapack_int info) {
 }
 
 }  // namespace
+
+void FixEigenvectorSigns(Eigen::MatrixXd& vectors) {
+  for (Eigen::Index j = 0; j < vectors.cols(); ++j) {
+    Eigen::Index arg = 0;
+    vectors.col(j).cwiseAbs().maxCoeff(&arg);
+    if (vectors(arg, j) < 0) vectors.col(j) *= -1.0;
+  }
+}
 
 StatusOr<Eigenpairs> TopEigenpairs(const Eigen::MatrixXd& sym, Eigen::Index count) {
   DPEM_RETURN_IF_ERROR(CheckSymmetricInput(sym));
@@ -62,6 +66,22 @@ StatusOr<Eigenpairs> TopEigenpairs(const Eigen::MatrixXd& sym, Eigen::Index coun
   DPEM_RETURN_IF_ERROR(LapackStatus("LAPACKE_dsyevr", info));
   if (found != count) return NumericalError("LAPACKE_dsyevr returned too few eigenpairs");
   return Descending(w.head(count), z);
+}
+
+StatusOr<double> SmallestEigenvalue(const Eigen::MatrixXd& sym) {
+  DPEM_RETURN_IF_ERROR(CheckSymmetricInput(sym));
+  const lapack_int d = static_cast<lapack_int>(sym.rows());
+  Eigen::MatrixXd a = sym;  // dsyevr destroys its input.
+  Eigen::VectorXd w(d);
+  std::vector<lapack_int> support(2);
+  lapack_int found = 0;
+  double unused_z = 0.0;
+  const lapack_int info = LAPACKE_dsyevr(LAPACK_COL_MAJOR, 'N', 'I', 'L', d, a.data(), d, 0.0,
+                                         0.0, 1, 1, 0.0, &found, w.data(), &unused_z, 1,
+                                         support.data());
+  DPEM_RETURN_IF_ERROR(LapackStatus("LAPACKE_dsyevr", info));
+  if (found != 1) return NumericalError("LAPACKE_dsyevr returned no eigenvalue");
+  return w(0);
 }
 
 StatusOr<Eigenpairs> AllEigenpairs(const Eigen::MatrixXd& sym) {

@@ -27,9 +27,18 @@ struct Eigenpairs {
 // InvalidArgument otherwise; NumericalError if LAPACK fails.
 StatusOr<Eigenpairs> TopEigenpairs(const Eigen::MatrixXd& sym, Eigen::Index count);
 
+// The smallest eigenvalue of `sym` (LAPACKE_dsyevr with range = index 1, no
+// eigenvectors). Only the lower triangle is read. Same requirements and
+// errors as TopEigenpairs.
+StatusOr<double> SmallestEigenvalue(const Eigen::MatrixXd& sym);
+
 // Every eigenpair of `sym` (LAPACKE_dsyevd, divide and conquer), descending,
 // signs fixed as above. Same requirements and errors as TopEigenpairs.
 StatusOr<Eigenpairs> AllEigenpairs(const Eigen::MatrixXd& sym);
+
+// Makes each column's entry of largest magnitude positive (the first such
+// entry on ties): the sign convention of every eigen-solver here.
+void FixEigenvectorSigns(Eigen::MatrixXd& vectors);
 
 // V diag(max(l, floor)) V^T for sym = V diag(l) V^T, exactly symmetric: the
 // Frobenius-nearest matrix whose eigenvalues are >= floor, by AllEigenpairs

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "dpem/random/samplers.h"
+#include "internal/symmetric_product.h"
 #include "models/factor_analysis_internal.h"
 
 namespace dpem {
@@ -69,21 +70,47 @@ FaParameters InitialParameters(const Eigen::MatrixXd& s, const internal::Eigenpa
   return p;
 }
 
-// One EM iteration on S (park2017 Sec. 6), O(d^2 L).
-Status EmStep(const Eigen::MatrixXd& s, double floor, FaParameters& p) {
-  DPEM_ASSIGN_OR_RETURN(const Woodbury w, Factorise(p));
-  const Eigen::Index l = p.factors();
-  const Eigen::MatrixXd g = w.m.solve(Eigen::MatrixXd::Identity(l, l));
-  const Eigen::MatrixXd b = w.m.solve(w.a.transpose());  // G W^T Psi^-1, L x d.
-  const Eigen::MatrixXd sb = s * b.transpose();           // S B^T, d x L.
-  const Eigen::MatrixXd ezz = g + b * sb;                 // G + B S B^T.
+// Parameters with what an EM iteration and the log-likelihood need of them:
+// their Woodbury factors and SA = S Psi^{-1} W (d x L), the one product with
+// the d x d matrix S.
+struct EmState {
+  FaParameters p;
+  Woodbury w;
+  Eigen::MatrixXd sa;
+};
+
+StatusOr<EmState> Prepare(FaParameters p, const Eigen::MatrixXd& s, int threads) {
+  DPEM_ASSIGN_OR_RETURN(Woodbury w, Factorise(p));
+  Eigen::MatrixXd sa = internal::SymmetricProduct(s, w.a, threads);
+  return EmState{std::move(p), std::move(w), std::move(sa)};
+}
+
+// -(d log 2 pi + log det C + tr(C^-1 S)) / 2, where tr(C^-1 S) =
+// sum S_ii / psi_i - tr(M^-1 A^T S A) (Woodbury), from S's diagonal and SA.
+double SecondMomentLogLikelihood(const EmState& e, const Eigen::VectorXd& s_diagonal) {
+  const double correction = e.w.m.solve(e.w.a.transpose() * e.sa).trace();
+  const double trace = s_diagonal.cwiseQuotient(e.p.noise_variances).sum() - correction;
+  const double d = static_cast<double>(e.p.dimension());
+  return -0.5 * (d * std::log(2.0 * std::numbers::pi) + LogDetCovariance(e.p, e.w) + trace);
+}
+
+// One EM iteration on S (park2017 Sec. 6) from e's parameters, O(d L^2)
+// given SA: S B^T = S A G, since B^T = A G^T and G is symmetric.
+Status EmStep(const EmState& e, const Eigen::VectorXd& s_diagonal, double floor,
+              FaParameters& next) {
+  const Eigen::Index l = e.p.factors();
+  const Eigen::MatrixXd g = e.w.m.solve(Eigen::MatrixXd::Identity(l, l));
+  const Eigen::MatrixXd b = e.w.m.solve(e.w.a.transpose());  // G W^T Psi^-1, L x d.
+  const Eigen::MatrixXd sb = e.sa * g;                        // S B^T, d x L.
+  const Eigen::MatrixXd ezz = g + b * sb;                     // G + B S B^T.
   const Eigen::LLT<Eigen::MatrixXd> ezz_llt(ezz);
   if (ezz_llt.info() != Eigen::Success) {
     return NumericalError("factor analysis EM: G + B S B^T is not positive definite");
   }
-  p.loadings = ezz_llt.solve(sb.transpose()).transpose();
-  p.noise_variances =
-      (s.diagonal() - p.loadings.cwiseProduct(sb).rowwise().sum()).cwiseMax(floor);
+  next = e.p;
+  next.loadings = ezz_llt.solve(sb.transpose()).transpose();
+  next.noise_variances =
+      (s_diagonal - next.loadings.cwiseProduct(sb).rowwise().sum()).cwiseMax(floor);
   return OkStatus();
 }
 
@@ -137,13 +164,8 @@ StatusOr<double> FaSecondMomentLogLikelihood(const FaParameters& p, const Eigen:
   if (s.rows() != p.dimension() || s.cols() != p.dimension()) {
     return InvalidArgumentError("the second moment must be d x d");
   }
-  DPEM_ASSIGN_OR_RETURN(const Woodbury w, Factorise(p));
-  // tr(C^-1 S) = sum S_ii / psi_i - tr(M^-1 A^T S A).
-  const Eigen::MatrixXd sa = s * w.a;
-  const double correction = w.m.solve(w.a.transpose() * sa).trace();
-  const double trace = s.diagonal().cwiseQuotient(p.noise_variances).sum() - correction;
-  const double d = static_cast<double>(p.dimension());
-  return -0.5 * (d * std::log(2.0 * std::numbers::pi) + LogDetCovariance(p, w) + trace);
+  DPEM_ASSIGN_OR_RETURN(const EmState e, Prepare(p, s, 0));
+  return SecondMomentLogLikelihood(e, s.diagonal());
 }
 
 StatusOr<DataMatrix> FaTransform(const FaParameters& p, const DataMatrix& x) {
@@ -172,6 +194,8 @@ Status FaEmOptions::Validate() const {
   if (!(variance_floor > 0.0 && std::isfinite(variance_floor))) {
     return InvalidArgumentError("variance floor must be finite and > 0");
   }
+  if (threads < 0) return InvalidArgumentError("threads must be >= 0 (0 = all cores)");
+  if (dense_max_dimension < 0) return InvalidArgumentError("dense_max_dimension must be >= 0");
   return OkStatus();
 }
 
@@ -184,7 +208,8 @@ StatusOr<FaParameters> FitFaToSecondMoment(const Eigen::MatrixXd& s, const FaEmO
     return InvalidArgumentError("factors L = " + std::to_string(o.factors) +
                                 " exceeds the dimension d = " + std::to_string(s.rows()));
   }
-  DPEM_ASSIGN_OR_RETURN(const internal::Eigenpairs top, internal::TopEigenpairs(s, o.factors));
+  DPEM_ASSIGN_OR_RETURN(const internal::Eigenpairs top,
+                        internal::LeadingEigenpairs(s, o.factors, o));
   return internal::FitFaWithEigenpairs(s, top, o);
 }
 
@@ -199,18 +224,22 @@ StatusOr<FaParameters> FitFaWithEigenpairs(const Eigen::MatrixXd& s, const Eigen
     return InvalidArgumentError("too few eigenpairs for the number of factors");
   }
   FaParameters p = InitialParameters(s, top, o);
-  for (int it = 1; it <= o.iterations; ++it) {
-    // EM is post-processing of S (a release, for a private fit): a step that
-    // fails or leaves the parameters non-finite (an ill-conditioned noisy S,
-    // a tiny floor) ends EM with the last valid parameters instead of
-    // failing the fit.
-    FaParameters next = p;
-    if (!EmStep(s, o.variance_floor, next).ok() || !ValidateFaParameters(next).ok()) break;
-    p = std::move(next);
-    if (o.progress) {
-      DPEM_ASSIGN_OR_RETURN(const double ll, FaSecondMomentLogLikelihood(p, s));
-      o.progress(it, ll);
+  const Eigen::VectorXd s_diagonal = s.diagonal();
+  // EM is post-processing of S (a release, for a private fit): a step that
+  // fails or leaves the parameters non-finite (an ill-conditioned noisy S,
+  // a tiny floor) ends EM with the last valid parameters instead of failing
+  // the fit.
+  StatusOr<EmState> state = Prepare(p, s, o.threads);
+  for (int it = 1; it <= o.iterations && state.ok(); ++it) {
+    FaParameters next;
+    if (!EmStep(*state, s_diagonal, o.variance_floor, next).ok() ||
+        !ValidateFaParameters(next).ok()) {
+      break;
     }
+    p = next;
+    if (it == o.iterations && !o.progress) break;  // No product left to need.
+    state = Prepare(std::move(next), s, o.threads);
+    if (o.progress && state.ok()) o.progress(it, SecondMomentLogLikelihood(*state, s_diagonal));
   }
   Canonicalise(p);
   return p;

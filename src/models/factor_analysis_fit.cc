@@ -55,31 +55,73 @@ void AddSecondMoment(const RowBlock& block, Eigen::MatrixXd& sum, DataMatrix& pr
   sum.selfadjointView<Eigen::Lower>().rankUpdate(projected.transpose());
 }
 
+// One thread's share of the pass: its latest block partial (lower triangle;
+// allocated at its first block) and the exact sum of its earlier ones
+// (allocated at its second block).
+struct SecondMomentWorker {
+  Eigen::MatrixXd sum;
+  bool unfolded = false;  // `sum` holds a partial not yet in `exact`.
+  DataMatrix projected;
+  internal::ExactSum exact;
+};
+
+// The lower triangle (what rankUpdate writes), column by column: half the
+// memory and folding of the whole matrix.
+std::vector<internal::StatisticArray> LowerTriangle(Eigen::MatrixXd& m) {
+  std::vector<internal::StatisticArray> columns;
+  columns.reserve(static_cast<size_t>(m.cols()));
+  for (Eigen::Index j = 0; j < m.cols(); ++j) {
+    columns.push_back({m.col(j).data() + j, m.rows() - j});
+  }
+  return columns;
+}
+
+void FoldPartial(SecondMomentWorker& w) {
+  // d (d + 1) / 2 entries of 32 bytes each, 268 MB at d = 4096.
+  if (w.exact.size() == 0) w.exact = internal::ExactSum(w.sum.rows() * (w.sum.rows() + 1) / 2);
+  w.exact.FoldAndZero(LowerTriangle(w.sum));
+  w.unfolded = false;
+}
+
+// The exact sum of the workers' partials, in the lower triangle of one
+// worker's matrix. One partial in all (N <= 1024 rows: one block) is rounded
+// to the quantum in place (SingleFoldValue: the same bits as an ExactSum of
+// it, without the 268 MB of units at d = 4096); more are folded and merged.
+Eigen::MatrixXd ExactTotal(std::vector<SecondMomentWorker>& workers) {
+  int unfolded = 0;
+  bool any_folded = false;
+  for (const SecondMomentWorker& w : workers) {
+    unfolded += w.unfolded ? 1 : 0;
+    any_folded = any_folded || w.exact.size() > 0;
+  }
+  const auto has = [](const SecondMomentWorker& w) { return w.sum.size() > 0; };
+  if (unfolded == 1 && !any_folded) {
+    Eigen::MatrixXd total = std::move(std::find_if(workers.begin(), workers.end(), has)->sum);
+    for (const internal::StatisticArray& column : LowerTriangle(total)) {
+      for (Eigen::Index i = 0; i < column.second; ++i) {
+        column.first[i] = internal::SingleFoldValue(column.first[i]);
+      }
+    }
+    return total;
+  }
+  for (SecondMomentWorker& w : workers) {
+    if (w.unfolded) FoldPartial(w);  // Leaves w.sum zero.
+  }
+  Eigen::MatrixXd total = std::move(std::find_if(workers.begin(), workers.end(), has)->sum);
+  internal::MergeExactSums(workers, &SecondMomentWorker::exact).WriteTo(LowerTriangle(total));
+  return total;
+}
+
 // sum_i u_i u_i^T (d x d), rows re-projected as AddSecondMoment says: each
 // block's rank update starts from zero and is summed exactly
 // (engine/exact_sum.h), so the sum is the same for any thread count and
 // neighbours' sums differ by one block's partial; the strict upper triangle
-// stays zero until the end.
+// stays zero until the end. A thread folds its partial when it starts its
+// next block, and the partials left at the end are folded then (or, if
+// there is just one, rounded as its ExactSum would round it).
 StatusOr<Eigen::MatrixXd> SecondMomentSum(const RowSource& unit, const Engine& engine) {
   const Eigen::Index d = unit.cols();
-  struct Worker {
-    Eigen::MatrixXd sum;
-    DataMatrix projected;
-    internal::ExactSum exact;
-  };
-  std::vector<Worker> parts(static_cast<size_t>(engine.threads()),
-                            Worker{Eigen::MatrixXd::Zero(d, d), DataMatrix(),
-                                   internal::ExactSum()});
-  // The lower triangle (what rankUpdate writes), column by column: half the
-  // memory and folding of the whole matrix.
-  const auto released = [](Eigen::MatrixXd& m) {
-    std::vector<internal::StatisticArray> columns;
-    columns.reserve(static_cast<size_t>(m.cols()));
-    for (Eigen::Index j = 0; j < m.cols(); ++j) {
-      columns.push_back({m.col(j).data() + j, m.rows() - j});
-    }
-    return columns;
-  };
+  std::vector<SecondMomentWorker> workers(static_cast<size_t>(engine.threads()));
   // Blocks of 1024 rows (ChooseBlockRows(kFaRowDoubles)) rather than the
   // 64 that d doubles per row would give at d = 4096: every block pays a
   // fold of d (d + 1) / 2 entries into the exact sum, which costs about a
@@ -87,17 +129,14 @@ StatusOr<Eigen::MatrixXd> SecondMomentSum(const RowSource& unit, const Engine& e
   constexpr Eigen::Index kFaRowDoubles = 40;
   DPEM_RETURN_IF_ERROR(engine.ForEachBlock(
       unit, kFaRowDoubles, [&](int thread, const RowBlock& block, Eigen::Index) {
-        Worker& w = parts[static_cast<size_t>(thread)];
-        // Allocated by the threads that get a block: d (d + 1) / 2 entries
-        // of 32 bytes each, 268 MB at d = 4096.
-        if (w.exact.size() == 0) w.exact = internal::ExactSum(d * (d + 1) / 2);
+        SecondMomentWorker& w = workers[static_cast<size_t>(thread)];
+        if (w.unfolded) FoldPartial(w);
+        if (w.sum.size() == 0) w.sum = Eigen::MatrixXd::Zero(d, d);
         AddSecondMoment(block, w.sum, w.projected);
-        w.exact.FoldAndZero(released(w.sum));
+        w.unfolded = true;
         return OkStatus();
       }));
-  const internal::ExactSum exact = internal::MergeExactSums(parts, &Worker::exact);
-  Eigen::MatrixXd total = std::move(parts[0].sum);
-  exact.WriteTo(released(total));
+  Eigen::MatrixXd total = ExactTotal(workers);
   total.triangularView<Eigen::StrictlyUpper>() = total.transpose();
   return total;
 }
@@ -160,6 +199,10 @@ Status FaFitOptions::Validate() const {
   if (!(eigenvalue_floor > 0.0 && std::isfinite(eigenvalue_floor))) {
     return InvalidArgumentError("eigenvalue floor must be finite and > 0");
   }
+  if (eigenvalue_repair != FaEigenvalueRepair::kShift &&
+      eigenvalue_repair != FaEigenvalueRepair::kFloor) {
+    return InvalidArgumentError("eigenvalue repair must be kShift or kFloor");
+  }
   if (!IsPrivate()) return OkStatus();
   if (!(delta > 0.0 && delta < 1.0)) return InvalidArgumentError("delta must be in (0, 1)");
   if (domain.from_data && !std::isfinite(domain.data_norm)) return OkStatus();
@@ -194,17 +237,21 @@ StatusOr<FaFit> FitFactorAnalysis(const RowSource& x, const FaFitOptions& option
   fit.guarantee.guarantee_void = !fit.guarantee.void_reasons.empty();
   DPEM_ASSIGN_OR_RETURN(const UnitBallRowSource unit, UnitBallRowSource::Create(x, fit.domain));
   const double n = static_cast<double>(x.rows());
+  FaEmOptions em = options.em;
+  if (em.threads == 0) em.threads = engine.threads();
   FaParameters unit_params;
+  Eigen::MatrixXd s;  // T / N, divided in place (d x d: 128 MiB at d = 4096).
   if (options.IsPrivate()) {
-    DPEM_ASSIGN_OR_RETURN(const Eigen::MatrixXd t,
-                          ReleaseAndCertify(unit, options, engine, gen, fit.guarantee));
-    internal::Eigenpairs eig;  // One decomposition: the floor and the start.
-    DPEM_ASSIGN_OR_RETURN(const Eigen::MatrixXd s,
-                          internal::FloorEigenvalues(t / n, options.eigenvalue_floor, &eig));
-    DPEM_ASSIGN_OR_RETURN(unit_params, internal::FitFaWithEigenpairs(s, eig, options.em));
+    DPEM_ASSIGN_OR_RETURN(s, ReleaseAndCertify(unit, options, engine, gen, fit.guarantee));
+    s /= n;
+    DPEM_ASSIGN_OR_RETURN(const internal::Eigenpairs top,
+                          internal::RepairEigenvalues(s, options.eigenvalue_floor,
+                                                      options.eigenvalue_repair, em));
+    DPEM_ASSIGN_OR_RETURN(unit_params, internal::FitFaWithEigenpairs(s, top, em));
   } else {
-    DPEM_ASSIGN_OR_RETURN(const Eigen::MatrixXd t, SecondMomentSum(unit, engine));
-    DPEM_ASSIGN_OR_RETURN(unit_params, FitFaToSecondMoment(t / n, options.em));
+    DPEM_ASSIGN_OR_RETURN(s, SecondMomentSum(unit, engine));
+    s /= n;
+    DPEM_ASSIGN_OR_RETURN(unit_params, FitFaToSecondMoment(s, em));
   }
   fit.parameters = ToOriginalUnits(unit_params, fit.domain);
   fit.n = x.rows();

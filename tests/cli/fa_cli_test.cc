@@ -110,6 +110,19 @@ TEST(FaCliTest, PrivateFitRecordsOneReleaseWithinTheBudget) {
   EXPECT_EQ(privacy.at("neighbour_relation"), "replace-one");
 }
 
+// The same release (same seed) repaired two ways: at epsilon 0.5 with 60
+// records in d = 4 the noisy second moment has a negative eigenvalue, so the
+// shift and the floor give different models from one ledger.
+TEST(FaCliTest, TheEigenvalueRepairIsAnOption) {
+  const std::string flags =
+      "--factors 1 --epsilon 0.5 --delta 1e-5 --data-norm 3 --seed 4 --quiet --eigenvalue-repair ";
+  const json shift = json::parse(ReadFile(Fit(flags + "shift", "fa_shift.json")));
+  const json floor = json::parse(ReadFile(Fit(flags + "floor", "fa_floor.json")));
+  EXPECT_EQ(shift.at("privacy").at("releases"), floor.at("privacy").at("releases"));
+  EXPECT_NE(shift.at("parameters").at("noise_variances"),
+            floor.at("parameters").at("noise_variances"));
+}
+
 TEST(FaCliTest, TransformAndSampleWriteTheRightShapes) {
   const std::string model = Fit("--factors 2 --epsilon inf --iterations 50", "fa_ts.json");
   const std::string z = Dir() + "fa_z.csv";
@@ -145,6 +158,9 @@ TEST(FaCliTest, RejectsBadFlagsAndData) {
   ExpectUsageError(base + " --factors 1 --epsilon -1 --delta 1e-5 --data-norm 1", "--epsilon");
   ExpectUsageError(base + " --factors 1 --epsilon 1 --delta 2 --data-norm 1", "--delta");
   ExpectUsageError(base + " --factors 1 --epsilon 1 --delta 1e-5 --data-norm 0", "--data-norm");
+  ExpectUsageError(base + " --factors 1 --epsilon 1 --delta 1e-5 --data-norm 1 "
+                          "--eigenvalue-repair clip",
+                   "--eigenvalue-repair");
   ExpectUsageError(base + " --factors 1 --epsilon 1 --delta 1e-5 --data-norm 1 --data-center 0,0",
                    "centre");
   Eigen::MatrixXd nan_data = TestData();

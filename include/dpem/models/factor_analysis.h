@@ -18,10 +18,12 @@
 //      calibrated to (eps, delta) through its Renyi curve
 //      (CalibrateSingleGaussian; docs/accounting.md, "Discrete noise").
 //      N is public, so S = T~ / N is post-processing.
-//   3. Post-processing: S is projected onto the matrices with eigenvalues
-//      >= eigenvalue_floor, then EM runs on S alone for J iterations
-//      (park2017's updates of W and Psi, Sec. 6), initialised from S's top L
-//      eigenpairs. The data are never read again: EM costs no privacy.
+//   3. Post-processing: S is repaired so that its eigenvalues are >=
+//      eigenvalue_floor (by default shifted, S + c I; or projected, the
+//      eigenvalues below the floor raised to it: FaEigenvalueRepair), then EM
+//      runs on S alone for J iterations (park2017's updates of W and Psi,
+//      Sec. 6), initialised from S's top L eigenpairs. The data are never read
+//      again: EM costs no privacy.
 //
 // Sensitivity (replace-one, ||u||, ||v|| <= 1): T(D) - T(D') = u u^T - v v^T,
 //   ||u u^T - v v^T||_F^2 = ||u||^4 + ||v||^4 - 2 (u . v)^2 <= 1 + 1 - 0 = 2,
@@ -91,6 +93,14 @@ StatusOr<DataMatrix> FaTransform(const FaParameters& p, const DataMatrix& x);
 // `n` draws x = mu + W z + Psi^{1/2} e from the model. Requires n >= 1.
 StatusOr<DataMatrix> FaSample(const FaParameters& p, Eigen::Index n, Generator& gen);
 
+// The default FaEmOptions::dense_max_dimension. Not a crossover in speed:
+// the top 10 eigenpairs by Lanczos took as long as LAPACK's or less from
+// d = 64 on (BM_FaLeadingEigenpairs: 0.1 to 0.7 ms against 0.3 to 0.9 ms at
+// d = 64 and 128; at d = 4096, 0.2 s (plain) and 1.7 s (a noisy release)
+// against 7 s). Up to d = 128, where both take under a millisecond, the fit
+// keeps LAPACK's eigenpairs, exact to rounding (Lanczos's are to ~1e-10).
+inline constexpr Eigen::Index kFaDenseMaxDimension = 128;
+
 // Options of EM on a second-moment matrix (the post-processing of a fit).
 struct FaEmOptions {
   int factors = 0;     // L, 1 <= L <= d. No default.
@@ -98,6 +108,14 @@ struct FaEmOptions {
   // Lower bound on each noise variance psi_j (units of S), applied after
   // every M-step, as scikit-learn floors at 1e-12 (keeps Psi invertible).
   double variance_floor = 1e-6;
+  // Threads of the d x d products (0: all cores; FitFactorAnalysis passes its
+  // engine's). The results do not depend on it.
+  int threads = 0;
+  // Eigenpairs of S come from LAPACK (O(d^3)) when d <= dense_max_dimension,
+  // and from the Lanczos method (Spectra; O(d^2) per product) above it, or
+  // from LAPACK if Lanczos cannot take L of them (L + 30 >= d) or does not
+  // converge. The two agree to about 1e-10 relative. >= 0.
+  Eigen::Index dense_max_dimension = kFaDenseMaxDimension;
   // Called after each iteration with (iteration, mean log-likelihood of S).
   std::function<void(int, double)> progress;
   Status Validate() const;
@@ -105,17 +123,22 @@ struct FaEmOptions {
 
 // EM for factor analysis on the second moment S about the (given) mean:
 // initial W = U_L diag(sqrt(max(l - s2, 0))), the top L eigenpairs (U_L, l)
-// of S with s2 the mean of the remaining eigenvalues (the probabilistic-PCA
-// solution; data-free given S), Psi = max(diag(S - W W^T), floor); then J
-// iterations of park2017 Sec. 6:
+// of S with s2 the mean of the remaining eigenvalues, (tr S - sum l) / (d - L)
+// (the probabilistic-PCA solution; data-free given S; no other eigenvalue is
+// needed), Psi = max(diag(S - W W^T), floor); then J iterations of park2017
+// Sec. 6:
 //   G = (I + W^T Psi^{-1} W)^{-1},  B = G W^T Psi^{-1},
-//   W <- S B^T (G + B S B^T)^{-1},  Psi <- max(diag(S - W B S), floor).
-// Each iteration costs O(d^2 L); an iteration that fails numerically (a
-// matrix not positive definite, non-finite parameters) ends EM with the
-// previous parameters instead of an error. Finally W is rotated to orthogonal columns
-// sorted by decreasing norm (W V, V the eigenvectors of W^T W; the model
-// W W^T + Psi is unchanged), each with a positive sum. The returned mean is
-// zero. Requires S symmetric, finite, d x d, and options valid.
+//   W <- S B^T (G + B S B^T)^{-1},  Psi <- max(diag(S - W B S), floor),
+// with S B^T = (S Psi^{-1} W) G from one product S Psi^{-1} W, which also
+// gives the iteration's log-likelihood. Each iteration costs one d x d by
+// d x L product (O(d^2 L), reading S's lower triangle) and O(d L^2) more;
+// the start costs L eigenpairs (FaEmOptions::dense_max_dimension). An
+// iteration that fails numerically (a matrix not positive definite,
+// non-finite parameters) ends EM with the previous parameters instead of an
+// error. Finally W is rotated to orthogonal columns sorted by decreasing norm
+// (W V, V the eigenvectors of W^T W; the model W W^T + Psi is unchanged),
+// each with a positive sum. The returned mean is zero. Requires S symmetric,
+// finite, d x d, and options valid.
 StatusOr<FaParameters> FitFaToSecondMoment(const Eigen::MatrixXd& s, const FaEmOptions& options);
 
 // The one release of a private fit: T = sum_i u_i u_i^T of the unit-ball
@@ -138,6 +161,22 @@ StatusOr<Eigen::MatrixXd> ReleaseFaSecondMoment(const RowSource& unit, double ep
                                                 double delta, const Engine& engine,
                                                 Generator& gen, PrivacyLedger& ledger);
 
+// How a private fit makes the released S~ = T~ / N positive definite before
+// EM (post-processing; docs/factor_analysis.md, "The eigenvalue repair").
+// Both leave S~ unchanged when its smallest eigenvalue is >= the floor.
+enum class FaEigenvalueRepair {
+  // S~ + c I with c = max(0, floor - lambda_min(S~)): every eigenvalue moves
+  // up by c, eigenvectors unchanged. Needs lambda_min and the top L
+  // eigenpairs only (Lanczos for large d; never O(d^3) there).
+  kShift,
+  // The Frobenius-nearest matrix with eigenvalues >= floor: the eigenvalues
+  // below the floor are raised to it (FloorEigenvalues). Changes the whole
+  // eigenspace below the floor, so it needs every eigenpair: one O(d^3)
+  // LAPACK decomposition whenever lambda_min < floor (at d = 4096, 5 to 20 s
+  // here; about half of a release's eigenvalues are negative when N < d).
+  kFloor,
+};
+
 // Options of FitFactorAnalysis.
 struct FaFitOptions {
   FaEmOptions em;  // factors and iterations have no defaults.
@@ -147,10 +186,13 @@ struct FaFitOptions {
   double epsilon = std::numeric_limits<double>::quiet_NaN();
   double delta = std::numeric_limits<double>::quiet_NaN();
   DataDomain domain;  // R has no default (data/domain.h).
-  // Post-processing of the noisy S = T~ / N (unit-ball units): the
-  // eigenvalues below this are raised to it (FloorEigenvalues), so that EM
-  // sees a positive definite matrix. Private fits only. > 0.
+  // Post-processing of the noisy S = T~ / N (unit-ball units): its
+  // eigenvalues are made >= this floor by `eigenvalue_repair`, so that EM sees
+  // a positive definite matrix. Private fits only. > 0.
   double eigenvalue_floor = 1e-6;
+  // How the floor is enforced. kShift by default: no O(d^3) step; kFloor
+  // gives the fits of dpem before Lanczos (docs/factor_analysis.md).
+  FaEigenvalueRepair eigenvalue_repair = FaEigenvalueRepair::kShift;
   // Threads and block size of the fitting engine's one pass over the data.
   EngineOptions engine;
 
