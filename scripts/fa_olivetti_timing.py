@@ -5,8 +5,9 @@ scikit-learn's FactorAnalysis, side by side in one run (docs/performance.md).
 The 400 x 4096 faces scaled to [0, 1] (pixel / 242) are saved once as .npy.
 Each repetition runs, in turn:
   * `dpem fit fa --factors 10 --epsilon 1 --delta 1e-4 --data-norm 64`
-    (private; J = 100 EM iterations, the default) and the same with
-    `--epsilon inf` (plain), each as its own process, timed end to end
+    (private; J = 100 EM iterations, the default floor repair), the same with
+    `--eigenvalue-repair shift`, and with `--epsilon inf` (plain), each as
+    its own process, timed end to end
     (reading the .npy, the pass, the release, the eigenpairs, EM, writing
     the model); with --baseline, the same two fits by a second dpem binary
     (e.g. one built from main) right after;
@@ -53,11 +54,13 @@ def timed(cmd, env=None):
     return time.monotonic() - start, out
 
 
-def dpem_fit(dpem, data, model, epsilon, threads):
+def dpem_fit(dpem, data, model, epsilon, threads, repair=None):
     cmd = [dpem, "fit", "fa", "--factors", "10", "--input", data, "--output", model,
            "--epsilon", epsilon, "--data-norm", "64", "--quiet", "--threads", str(threads)]
     if epsilon != "inf":
         cmd += ["--delta", "1e-4", "--seed", "1"]
+    if repair:
+        cmd += ["--eigenvalue-repair", repair]
     seconds, _ = timed(cmd)
     score = json.loads(subprocess.run([dpem, "score", "--json", "--model", model, "--input",
                                        data], check=True, capture_output=True,
@@ -86,6 +89,11 @@ def main():
                 for epsilon in ("1", "inf"):
                     key = f"{name} {'private' if epsilon == '1' else 'plain'}"
                     seconds, scores[key] = dpem_fit(binary, data, model, epsilon, args.threads)
+                    times.setdefault(key, []).append(seconds)
+                if name == "dpem":
+                    key = "dpem private, shift repair"
+                    seconds, scores[key] = dpem_fit(binary, data, model, "1", args.threads,
+                                                    "shift")
                     times.setdefault(key, []).append(seconds)
             total, out = timed([sys.executable, "-c", SKLEARN, data], env=env)
             fit_seconds, iterations, scores["scikit-learn plain"] = out.split()

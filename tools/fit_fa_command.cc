@@ -31,7 +31,7 @@ struct FitFaFlags {
   std::vector<double> data_center;
   bool data_norm_from_data = false;
   double eigenvalue_floor = 1e-6;
-  std::string eigenvalue_repair = "shift";
+  std::string eigenvalue_repair = "floor";
   double variance_floor = 1e-6;
   std::optional<std::string> seed;
   bool quiet = false;
@@ -147,9 +147,10 @@ void AddOptions(CLI::App* app, FitFaFlags& f) {
                   "units (default 1e-6)");
   app->add_option("--eigenvalue-repair", f.eigenvalue_repair,
                   "How a private fit raises the released second moment's eigenvalues to the "
-                  "floor: shift (add a multiple of the identity; default: needs the extreme "
-                  "eigenvalues only) or floor (raise those below it; needs every eigenpair, "
-                  "O(d^3) when any is below)")
+                  "floor: floor (default: raise those below it, the best likelihood; needs "
+                  "every eigenpair, O(d^3) when any is below) or shift (add a multiple of the "
+                  "identity: needs the extreme eigenvalues only, much faster for large d, "
+                  "lower likelihood)")
       ->check(CLI::IsMember({"shift", "floor"}));
   app->add_option("--variance-floor", f.variance_floor,
                   "Floor of the noise variances Psi, unit-ball units (default 1e-6)");

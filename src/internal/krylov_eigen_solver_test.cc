@@ -11,21 +11,15 @@
 
 #include "internal/eigen_solver.h"
 
+#include "testing/random_matrices.h"
+
 namespace dpem::internal {
 namespace {
 
-Eigen::MatrixXd Gaussian(Eigen::Index rows, Eigen::Index cols, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> n(0.0, 1.0);
-  Eigen::MatrixXd a(rows, cols);
-  for (Eigen::Index i = 0; i < a.size(); ++i) a.data()[i] = n(rng);
-  return a;
-}
+using test_support::RandomOrthogonal;
 
-// A Haar-like orthogonal matrix: Q of the QR decomposition of a Gaussian one.
-Eigen::MatrixXd RandomOrthogonal(Eigen::Index d, unsigned seed) {
-  const Eigen::HouseholderQR<Eigen::MatrixXd> qr(Gaussian(d, d, seed));
-  return qr.householderQ();
+Eigen::MatrixXd Gaussian(Eigen::Index rows, Eigen::Index cols, unsigned seed) {
+  return test_support::GaussianMatrix(rows, cols, seed);
 }
 
 // Q diag(spectrum) Q^T with its strict upper triangle overwritten by garbage,

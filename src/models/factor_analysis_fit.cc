@@ -121,15 +121,16 @@ Eigen::MatrixXd ExactTotal(std::vector<SecondMomentWorker>& workers) {
 // there is just one, rounded as its ExactSum would round it).
 StatusOr<Eigen::MatrixXd> SecondMomentSum(const RowSource& unit, const Engine& engine) {
   const Eigen::Index d = unit.cols();
-  std::vector<SecondMomentWorker> workers(static_cast<size_t>(engine.threads()));
   // Blocks of 1024 rows (ChooseBlockRows(kFaRowDoubles)) rather than the
   // 64 that d doubles per row would give at d = 4096: every block pays a
   // fold of d (d + 1) / 2 entries into the exact sum, which costs about a
   // 64-row rank update's time.
   constexpr Eigen::Index kFaRowDoubles = 40;
-  DPEM_RETURN_IF_ERROR(engine.ForEachBlock(
-      unit, kFaRowDoubles, [&](int thread, const RowBlock& block, Eigen::Index) {
-        SecondMomentWorker& w = workers[static_cast<size_t>(thread)];
+  DPEM_ASSIGN_OR_RETURN(
+      std::vector<SecondMomentWorker> workers,
+      engine.Reduce<SecondMomentWorker>(
+          unit, kFaRowDoubles, [](SecondMomentWorker&) {},
+          [&](SecondMomentWorker& w, const RowBlock& block, Eigen::Index) {
         if (w.unfolded) FoldPartial(w);
         if (w.sum.size() == 0) w.sum = Eigen::MatrixXd::Zero(d, d);
         AddSecondMoment(block, w.sum, w.projected);

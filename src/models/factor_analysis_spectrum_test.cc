@@ -15,20 +15,15 @@
 #include "dpem/models/factor_analysis.h"
 #include "models/factor_analysis_internal.h"
 
+#include "testing/random_matrices.h"
+
 namespace dpem::internal {
 namespace {
 
-Eigen::MatrixXd Gaussian(Eigen::Index rows, Eigen::Index cols, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> n(0.0, 1.0);
-  Eigen::MatrixXd a(rows, cols);
-  for (Eigen::Index i = 0; i < a.size(); ++i) a.data()[i] = n(rng);
-  return a;
-}
+using test_support::RandomOrthogonal;
 
-Eigen::MatrixXd RandomOrthogonal(Eigen::Index d, unsigned seed) {
-  const Eigen::HouseholderQR<Eigen::MatrixXd> qr(Gaussian(d, d, seed));
-  return qr.householderQ();
+Eigen::MatrixXd Gaussian(Eigen::Index rows, Eigen::Index cols, unsigned seed) {
+  return test_support::GaussianMatrix(rows, cols, seed);
 }
 
 // The second moment of n draws of a planted factor model (d, L), plus an
