@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bounds_flags.h"
+#include "domain_flags.h"
 #include "budget_flags.h"
 #include "commands.h"
 #include "dpem/data/io.h"
@@ -32,13 +33,7 @@ struct FitGmmFlags {
   double delta = std::numeric_limits<double>::quiet_NaN();
   std::string accountant{AccountantName(kDefaultAccountant)};
   std::string mechanisms = "joint";
-  std::optional<std::string> data_norm_text;
-  std::optional<double> data_norm;  // Parsed from data_norm_text unless "auto".
-  bool data_norm_auto = false;
-  std::optional<double> bounds_epsilon;
-  std::string bounds_file;
-  std::vector<double> data_center;
-  bool data_norm_from_data = false;
+  DomainFlags domain;
   bool unsafe_paper_mechanisms = false;
   double per_release_delta = kDefaultPerReleaseDelta;
   std::string component_frames = "on";
@@ -49,35 +44,6 @@ struct FitGmmFlags {
   BudgetFlags budget;
   int threads = 0;
 };
-
-// --data-norm (a number or "auto"), --bounds-epsilon and --bounds.
-Status ParseDomainFlags(FitGmmFlags& f) {
-  if (!f.bounds_file.empty()) {
-    if (f.data_norm_text || !f.data_center.empty()) {
-      return InvalidArgumentError("--bounds excludes --data-norm and --data-center");
-    }
-    DPEM_ASSIGN_OR_RETURN(const DataDomain d, ReadBoundsFile(f.bounds_file));
-    f.data_norm = d.data_norm;
-    f.data_center.assign(d.center.data(), d.center.data() + d.center.size());
-    return OkStatus();
-  }
-  f.data_norm_auto = f.data_norm_text && *f.data_norm_text == "auto";
-  if (f.data_norm_auto != f.bounds_epsilon.has_value()) {
-    return InvalidArgumentError("--bounds-epsilon goes with --data-norm auto, and it needs one");
-  }
-  if (f.data_norm_auto) {
-    if (!f.data_center.empty()) return InvalidArgumentError("--data-norm auto releases the centre too: no --data-center");
-    return RequireUsableEpsilon("--bounds-epsilon", *f.bounds_epsilon);
-  }
-  if (!f.data_norm_text) return OkStatus();
-  char* end = nullptr;
-  const double v = std::strtod(f.data_norm_text->c_str(), &end);
-  if (f.data_norm_text->empty() || *end != '\0') {
-    return InvalidArgumentError("--data-norm: a number or auto, got " + *f.data_norm_text);
-  }
-  f.data_norm = v;
-  return OkStatus();
-}
 
 // Privacy flags: only meaningful (and then required) for private fits.
 Status PrivacyFlagsInto(const FitGmmFlags& f, GmmFitOptions& o) {
@@ -96,38 +62,16 @@ Status PrivacyFlagsInto(const FitGmmFlags& f, GmmFitOptions& o) {
     return InvalidArgumentError("--frame-radius must be finite and >= 0 (0: the default)");
   }
   o.frame_radius = f.frame_radius;
-  o.domain.from_data = f.data_norm_from_data;
-  if (f.data_norm) DPEM_RETURN_IF_ERROR(RequirePositiveFinite("--data-norm", *f.data_norm));
-  if (f.data_norm) o.domain.data_norm = *f.data_norm;
-  // Placeholder until the bounds are released (RunFitGmm); never used.
-  if (f.data_norm_auto) o.domain.data_norm = 1.0;
-  if (!f.data_center.empty()) {
-    o.domain.center = Eigen::Map<const Eigen::VectorXd>(
-        f.data_center.data(), static_cast<Eigen::Index>(f.data_center.size()));
-  }
-  if (!o.IsPrivate()) {
-    if (f.data_norm_auto) return InvalidArgumentError("--data-norm auto needs a private fit");
-    return OkStatus();
-  }
-  if (f.data_norm_auto && !(*f.bounds_epsilon < o.epsilon)) {
-    return InvalidArgumentError("--bounds-epsilon must be below --epsilon");
-  }
+  DPEM_RETURN_IF_ERROR(DomainFlagsInto(f.domain, o.IsPrivate(), o.epsilon, o.domain));
+  if (!o.IsPrivate()) return OkStatus();
   DPEM_RETURN_IF_ERROR(RequireOpenUnitInterval("--delta", f.delta));
   o.delta = f.delta;
-  if (f.data_norm && f.data_norm_from_data) {
-    return InvalidArgumentError("--data-norm and --data-norm-from-data exclude each other");
-  }
-  if (!f.data_norm && !f.data_norm_from_data && !f.data_norm_auto) {
-    return InvalidArgumentError(
-        "--data-norm: a private fit needs the public bound R on the records' norm (or "
-        "--data-norm-from-data, which voids the guarantee)");
-  }
   return OkStatus();
 }
 
 StatusOr<GmmFitOptions> OptionsFromFlags(FitGmmFlags& f) {
   GmmFitOptions o;
-  DPEM_RETURN_IF_ERROR(ParseDomainFlags(f));
+  DPEM_RETURN_IF_ERROR(ParseDomainFlags(f.domain));
   DPEM_RETURN_IF_ERROR(RequireAtLeast("--components", f.components, 1));
   if (f.iterations) DPEM_RETURN_IF_ERROR(RequireAtLeast("--iterations", *f.iterations, 1));
   if (f.iterations.value_or(1) > 100000 || f.components > 100000) {
@@ -174,29 +118,6 @@ void WarnAboutGuarantee(const GmmFit& fit, bool quiet) {
   }
 }
 
-// --data-norm auto: releases the domain from the data at pure epsilon e0
-// (dpem/data/private_bounds.h), warning when most records fall outside it.
-StatusOr<PrivateBounds> ReleaseAutoBounds(const RowSource& x, double e0, bool quiet,
-                                          Generator& gen) {
-  PrivateBoundsOptions b;
-  b.epsilon = e0;
-  StatusOr<PrivateBounds> bounds = ReleasePrivateBounds(x, b, gen);
-  if (bounds.ok() && !quiet) WarnIfMostOutside(*bounds, "fit gmm");
-  return bounds;
-}
-
-// The model's ledger and epsilon cover the bounds too, by the rule "basic
-// composition of the bounds" (ComposeBoundsWithFit); the target is the total.
-Status ComposeIntoFit(const PrivateBounds& bounds, GmmFit& fit) {
-  GmmGuarantee& g = fit.guarantee;
-  DPEM_ASSIGN_OR_RETURN(const ComposedGuarantee c,
-                        ComposeBoundsWithFit(bounds, g.ledger, g.epsilon, g.delta, g.accountant));
-  g.ledger = c.ledger;
-  g.epsilon = c.epsilon;
-  g.target_epsilon += bounds.epsilon;
-  return OkStatus();
-}
-
 Status RunFitGmm(FitGmmFlags& f) {
   DPEM_ASSIGN_OR_RETURN(GmmFitOptions options, OptionsFromFlags(f));
   DPEM_RETURN_IF_ERROR(options.Validate());  // Refuses --init kmeans++ if private.
@@ -206,15 +127,19 @@ Status RunFitGmm(FitGmmFlags& f) {
   DPEM_ASSIGN_OR_RETURN(const std::unique_ptr<RowSource> x, OpenRowSource(f.input));
   options.progress = ProgressLine(f.quiet);
   DPEM_ASSIGN_OR_RETURN(Generator gen, MakeGenerator(f.seed));
-  std::optional<PrivateBounds> bounds;
-  if (f.data_norm_auto) {
-    DPEM_ASSIGN_OR_RETURN(bounds, ReleaseAutoBounds(*x, *f.bounds_epsilon, f.quiet, gen));
+  DPEM_ASSIGN_OR_RETURN(const std::optional<PrivateBounds> bounds,
+                        ReleaseAutoDomain(f.domain, *x, f.quiet, "fit gmm", gen));
+  if (bounds) {
     options.domain = bounds->domain;
     options.epsilon -= bounds->epsilon;  // Basic composition: the fit gets the rest.
   }
   StatusOr<GmmFit> fit = FitGmm(*x, options, gen);
   if (!fit.ok()) return Status(fit.status().code(), f.input + ": " + fit.status().message());
-  if (bounds) DPEM_RETURN_IF_ERROR(ComposeIntoFit(*bounds, *fit));
+  if (bounds) {
+    GmmGuarantee& g = fit->guarantee;
+    DPEM_RETURN_IF_ERROR(ComposeBoundsInto(*bounds, g.delta, g.accountant, g.ledger, g.epsilon,
+                                           g.target_epsilon));
+  }
   WarnAboutGuarantee(*fit, f.quiet);
   return WriteGmmModel(f.output, *fit);
 }
@@ -240,23 +165,7 @@ void AddPrivacyOptions(CLI::App* app, FitGmmFlags& f) {
   app->add_option("--frame-radius", f.frame_radius,
                   "Radius of the component frames in Mahalanobis units (default 0: sqrt(d) + 2, "
                   "which clips about 0.3% of a Gaussian component's records)");
-  app->add_option("--data-norm", f.data_norm_text,
-                  "Public bound R on the L2 norm of a record (after --data-center); records "
-                  "beyond it are clipped. Required for private fits; no default. 'auto': "
-                  "release centre and R from the data at --bounds-epsilon of the total "
-                  "epsilon (docs/bounds.md)");
-  app->add_option("--bounds-epsilon", f.bounds_epsilon,
-                  "With --data-norm auto: the pure epsilon spent on the domain, in (0, "
-                  "--epsilon); the fit gets the rest (basic composition)");
-  app->add_option("--bounds", f.bounds_file,
-                  "A domain released by 'dpem bounds --output' (its cost is charged there): "
-                  "sets --data-norm and --data-center");
-  app->add_option("--data-center", f.data_center,
-                  "Public centre c of the domain, comma-separated (default: the origin)")
-      ->delimiter(',');
-  app->add_flag("--data-norm-from-data", f.data_norm_from_data,
-                "Take R from the data's largest norm. This reveals the largest record: the "
-                "model is marked as having NO valid privacy guarantee");
+  AddDomainFlags(app, f.domain, /*allow_from_data=*/true);
   app->add_flag("--unsafe-paper-mechanisms", f.unsafe_paper_mechanisms,
                 "Use park2016's Gamma (spherical) or Wishart (full) covariance noise, for "
                 "reproducing the paper only. They are NOT differentially private: their noise "

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "budget_flags.h"
+#include "domain_flags.h"
 #include "commands.h"
 #include "dpem/data/io.h"
 #include "dpem/models/kmeans.h"
@@ -30,8 +31,7 @@ struct FitKmeansFlags {
   std::optional<std::string> init;  // Unset: KmeansFitOptions::ResolvedInit().
   std::optional<double> delta;
   std::optional<std::string> accountant;
-  std::optional<double> data_norm;
-  std::vector<double> data_center;
+  DomainFlags domain;
   std::optional<std::string> seed;
   bool quiet = false;
   BudgetFlags budget;
@@ -39,12 +39,7 @@ struct FitKmeansFlags {
 };
 
 Status PrivacyFlagsInto(const FitKmeansFlags& f, KmeansFitOptions& o) {
-  if (f.data_norm) DPEM_RETURN_IF_ERROR(RequirePositiveFinite("--data-norm", *f.data_norm));
-  if (f.data_norm) o.domain.data_norm = *f.data_norm;
-  if (!f.data_center.empty()) {
-    o.domain.center = Eigen::Map<const Eigen::VectorXd>(
-        f.data_center.data(), static_cast<Eigen::Index>(f.data_center.size()));
-  }
+  DPEM_RETURN_IF_ERROR(DomainFlagsInto(f.domain, o.IsPrivate(), o.epsilon, o.domain));
   if (f.accountant) {
     if (o.method == KmeansMethod::kDplloyd || o.method == KmeansMethod::kDplloydZcdp) {
       return InvalidArgumentError("--accountant: the DPLloyd methods fix their composition "
@@ -53,10 +48,6 @@ Status PrivacyFlagsInto(const FitKmeansFlags& f, KmeansFitOptions& o) {
     DPEM_ASSIGN_OR_RETURN(o.accountant, ParseAccountantFlag("--accountant", *f.accountant));
   }
   if (!o.IsPrivate()) return OkStatus();
-  if (!f.data_norm) {
-    return InvalidArgumentError(
-        "--data-norm: a private fit needs the public bound R on the records' norm");
-  }
   if (f.delta) DPEM_RETURN_IF_ERROR(RequireOpenUnitInterval("--delta", *f.delta));
   if (KmeansMethodNeedsDelta(o.method) && !f.delta) {
     return InvalidArgumentError("--delta: required by --method " +
@@ -66,8 +57,9 @@ Status PrivacyFlagsInto(const FitKmeansFlags& f, KmeansFitOptions& o) {
   return OkStatus();
 }
 
-StatusOr<KmeansFitOptions> OptionsFromFlags(const FitKmeansFlags& f) {
+StatusOr<KmeansFitOptions> OptionsFromFlags(FitKmeansFlags& f) {
   KmeansFitOptions o;
+  DPEM_RETURN_IF_ERROR(ParseDomainFlags(f.domain));
   StatusOr<KmeansMethod> m = ParseKmeansMethod(f.method);
   if (!m.ok()) return InvalidArgumentError("--method: " + m.status().message());
   o.method = *m;
@@ -110,7 +102,7 @@ void Warn(const FitKmeansFlags& f, const KmeansFit& fit) {
   }
 }
 
-Status RunFitKmeans(const FitKmeansFlags& f) {
+Status RunFitKmeans(FitKmeansFlags& f) {
   DPEM_ASSIGN_OR_RETURN(KmeansFitOptions options, OptionsFromFlags(f));
   DPEM_RETURN_IF_ERROR(options.Validate());
   DPEM_RETURN_IF_ERROR(internal::CheckCanCreate(f.output));
@@ -121,8 +113,19 @@ Status RunFitKmeans(const FitKmeansFlags& f) {
   DPEM_ASSIGN_OR_RETURN(const std::unique_ptr<RowSource> x, OpenRowSource(f.input));
   options.progress = ProgressLine(f.quiet);
   DPEM_ASSIGN_OR_RETURN(Generator gen, MakeGenerator(f.seed));
+  DPEM_ASSIGN_OR_RETURN(const std::optional<PrivateBounds> bounds,
+                        ReleaseAutoDomain(f.domain, *x, f.quiet, "fit kmeans", gen));
+  if (bounds) {
+    options.domain = bounds->domain;
+    options.epsilon -= bounds->epsilon;  // Basic composition: the fit gets the rest.
+  }
   StatusOr<KmeansFit> fit = FitKmeans(*x, options, gen);
   if (!fit.ok()) return Status(fit.status().code(), f.input + ": " + fit.status().message());
+  if (bounds) {
+    KmeansGuarantee& g = fit->guarantee;
+    DPEM_RETURN_IF_ERROR(ComposeBoundsInto(*bounds, g.delta, g.accountant, g.ledger, g.epsilon,
+                                           g.target_epsilon));
+  }
   Warn(f, *fit);
   return WriteKmeansModel(f.output, *fit);
 }
@@ -181,12 +184,7 @@ Command AddFitKmeansCommand(CLI::App& fit) {
   app->add_option("--accountant", f->accountant,
                   "Composition of cdp-gauss and cdp-laplace: " + AccountantNameList() +
                       " (default rdp)");
-  app->add_option("--data-norm", f->data_norm,
-                  "Public bound R on the L2 norm of a record (after --data-center); records "
-                  "beyond it are clipped. Required for private fits; no default");
-  app->add_option("--data-center", f->data_center,
-                  "Public centre c of the domain, comma-separated (default: the origin)")
-      ->delimiter(',');
+  AddDomainFlags(app, f->domain, /*allow_from_data=*/false);
   app->add_option("--seed", f->seed,
                   "Seed a reproducible generator (tests and experiments only; recorded in "
                   "the model). The noise is then reproducible from the seed, so a private "

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dpem/data/private_bounds.h"
 #include "internal/file_util.h"
 #include "models/ledger_json.h"
 #include "models/private_start.h"
@@ -119,14 +120,21 @@ Status GuaranteeFrom(const json& model, KmeansFit& fit) {
   fit.guarantee.target_epsilon = (*p)["target_epsilon"].get<double>();
   fit.guarantee.target_delta = (*p)["target_delta"].get<double>();
   DPEM_ASSIGN_OR_RETURN(const json* releases, Field(*p, "releases"));
+  if (!releases->is_array()) return InvalidArgumentError("'releases' must be an array");
+  DPEM_ASSIGN_OR_RETURN(fit.guarantee.ledger, internal::LedgerFromJson(*releases));
+  // Releases of a domain released inside the fit (--data-norm auto) are
+  // listed first, each labelled with kBoundsLabelPrefix.
+  std::size_t bounds = 0;
+  for (const Release& r : fit.guarantee.ledger.releases()) {
+    bounds += r.label.rfind(kBoundsLabelPrefix, 0) == 0 ? 1 : 0;
+  }
   const std::size_t per_iteration = fit.method == KmeansMethod::kCdpLaplace ? 2 : 1;
   const std::size_t start = fit.init == KmeansInit::kPrivate ? internal::kPrivateStartReleases : 0;
-  if (!releases->is_array() ||
-      releases->size() != per_iteration * static_cast<std::size_t>(fit.iterations) + start) {
+  if (releases->size() != bounds + start + per_iteration * static_cast<std::size_t>(fit.iterations)) {
     return InvalidArgumentError("a private model must list one release per iteration (two for "
-                                "cdp-laplace), after two for a private start");
+                                "cdp-laplace), after two for a private start and those of "
+                                "its domain, if released");
   }
-  DPEM_ASSIGN_OR_RETURN(fit.guarantee.ledger, internal::LedgerFromJson(*releases));
   return internal::CheckStartInLedger(fit.guarantee.ledger, fit.init == KmeansInit::kPrivate);
 }
 

@@ -1,6 +1,7 @@
 // End-to-end tests of `dpem bounds` and `dpem fit gmm --data-norm auto`
 // (docs/bounds.md): a domain released from data far from the origin, read
 // back by fit --bounds, composed into a fit's ledger, charged to a budget.
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -86,6 +87,35 @@ TEST(BoundsCliTest, AutoDomainFitBeatsAWrongDomainAndCertifiesTheTotal) {
   EXPECT_NEAR(p.at("target_epsilon").get<double>(), 2.0, 2e-3);
   EXPECT_LE(p.at("epsilon").get<double>(), p.at("target_epsilon").get<double>());
   EXPECT_GT(MeanLogLikelihood(model, data), MeanLogLikelihood(bad, data) + 100.0);
+}
+
+// fit kmeans takes the same domain flags (tools/domain_flags.h): with the
+// domain released inside the fit, the centres land on the far data (a domain
+// around the origin would clip every record onto its boundary), and the
+// model's ledger and epsilon cover the bounds too.
+TEST(BoundsCliTest, AutoDomainKmeansFitLandsOnTheDataAndCertifiesTheTotal) {
+  const std::string data = FarData(), model = Dir() + "auto_kmeans.json";
+  fs::remove(model);
+  const RunResult r = RunDpem("fit kmeans --method cdp-gauss --input " + data + " --output " +
+                              model + " --components 2 --iterations 3 --delta 1e-5 --seed 3 "
+                              "--quiet --epsilon 2 --data-norm auto --bounds-epsilon 0.5");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json m = json::parse(ReadFile(model));
+  const json& p = m.at("privacy");
+  // Bounds, the private start, then one per iteration.
+  EXPECT_EQ(p.at("releases").size(), 7u + 2u + 3u);
+  EXPECT_NEAR(p.at("target_epsilon").get<double>(), 2.0, 2e-3);
+  EXPECT_LE(p.at("epsilon").get<double>(), p.at("target_epsilon").get<double>());
+  // The records lie within 0.15 of (100, -50).
+  for (const json& c : m.at("centres")) {
+    EXPECT_LT(std::hypot(c[0].get<double>() - 100.0, c[1].get<double>() + 50.0), 1.0) << c;
+  }
+  const RunResult score = RunDpem("score --model " + model + " --input " + data);
+  EXPECT_EQ(score.exit_code, 0) << score.err;  // The model file reads back.
+  EXPECT_EQ(RunDpem("fit kmeans --method cdp-gauss --input " + data + " --output " + model +
+                    " --components 2 --epsilon inf --data-norm auto --bounds-epsilon 0.5")
+                .exit_code,
+            2);  // auto needs a private fit.
 }
 
 TEST(BoundsCliTest, RefusesInconsistentFlags) {
