@@ -128,18 +128,13 @@ Status RunFitGmm(FitGmmFlags& f) {
   options.progress = ProgressLine(f.quiet);
   DPEM_ASSIGN_OR_RETURN(Generator gen, MakeGenerator(f.seed));
   DPEM_ASSIGN_OR_RETURN(const std::optional<PrivateBounds> bounds,
-                        ReleaseAutoDomain(f.domain, *x, f.quiet, "fit gmm", gen));
-  if (bounds) {
-    options.domain = bounds->domain;
-    options.epsilon -= bounds->epsilon;  // Basic composition: the fit gets the rest.
-  }
+                        ReleaseAutoDomain(f.domain, *x, f.quiet, "fit gmm", gen, options.domain,
+                                          options.epsilon));
   StatusOr<GmmFit> fit = FitGmm(*x, options, gen);
   if (!fit.ok()) return Status(fit.status().code(), f.input + ": " + fit.status().message());
-  if (bounds) {
-    GmmGuarantee& g = fit->guarantee;
-    DPEM_RETURN_IF_ERROR(ComposeBoundsInto(*bounds, g.delta, g.accountant, g.ledger, g.epsilon,
-                                           g.target_epsilon));
-  }
+  GmmGuarantee& g = fit->guarantee;
+  DPEM_RETURN_IF_ERROR(ComposeBoundsInto(bounds, g.delta, g.accountant, g.ledger, g.epsilon,
+                                         g.target_epsilon));
   WarnAboutGuarantee(*fit, f.quiet);
   return WriteGmmModel(f.output, *fit);
 }

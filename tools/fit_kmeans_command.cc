@@ -114,18 +114,13 @@ Status RunFitKmeans(FitKmeansFlags& f) {
   options.progress = ProgressLine(f.quiet);
   DPEM_ASSIGN_OR_RETURN(Generator gen, MakeGenerator(f.seed));
   DPEM_ASSIGN_OR_RETURN(const std::optional<PrivateBounds> bounds,
-                        ReleaseAutoDomain(f.domain, *x, f.quiet, "fit kmeans", gen));
-  if (bounds) {
-    options.domain = bounds->domain;
-    options.epsilon -= bounds->epsilon;  // Basic composition: the fit gets the rest.
-  }
+                        ReleaseAutoDomain(f.domain, *x, f.quiet, "fit kmeans", gen, options.domain,
+                                          options.epsilon));
   StatusOr<KmeansFit> fit = FitKmeans(*x, options, gen);
   if (!fit.ok()) return Status(fit.status().code(), f.input + ": " + fit.status().message());
-  if (bounds) {
-    KmeansGuarantee& g = fit->guarantee;
-    DPEM_RETURN_IF_ERROR(ComposeBoundsInto(*bounds, g.delta, g.accountant, g.ledger, g.epsilon,
-                                           g.target_epsilon));
-  }
+  KmeansGuarantee& g = fit->guarantee;
+  DPEM_RETURN_IF_ERROR(ComposeBoundsInto(bounds, g.delta, g.accountant, g.ledger, g.epsilon,
+                                         g.target_epsilon));
   Warn(f, *fit);
   return WriteKmeansModel(f.output, *fit);
 }
