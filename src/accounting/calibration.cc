@@ -43,6 +43,30 @@ Status ValidatePattern(const ReleasePattern& pattern) {
   return OkStatus();
 }
 
+// Records one repetition of `pattern` with unit sensitivity and the given
+// multipliers (one per release kind), each labelled `prefix` + its label.
+Status RecordPattern(const ReleasePattern& pattern, const std::vector<double>& multipliers,
+                     const std::string& prefix, PrivacyLedger& ledger) {
+  for (std::size_t r = 0; r < pattern.releases.size(); ++r) {
+    const ReleaseSpec& spec = pattern.releases[r];
+    const Release release{spec.mechanism, 1.0, multipliers[r], prefix + spec.label,
+                          spec.sampling};
+    DPEM_RETURN_IF_ERROR(
+        ledger.RecordRepeated(release, static_cast<std::size_t>(spec.count_per_iteration)));
+  }
+  return OkStatus();
+}
+
+// Records `iterations` repetitions of `pattern`, "iteration j / <label>".
+Status RecordIterations(const ReleasePattern& pattern, int iterations,
+                        const std::vector<double>& multipliers, PrivacyLedger& ledger) {
+  for (int j = 1; j <= iterations; ++j) {
+    DPEM_RETURN_IF_ERROR(
+        RecordPattern(pattern, multipliers, "iteration " + std::to_string(j) + " / ", ledger));
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 StatusOr<ReleasePattern> GggPattern(int components) {
@@ -105,15 +129,7 @@ StatusOr<PrivacyLedger> PatternLedger(const ReleasePattern& pattern, int iterati
     return InvalidArgumentError("one noise multiplier per release kind is required");
   }
   PrivacyLedger ledger;
-  for (int j = 1; j <= iterations; ++j) {
-    for (std::size_t r = 0; r < pattern.releases.size(); ++r) {
-      const ReleaseSpec& spec = pattern.releases[r];
-      Release release{spec.mechanism, 1.0, noise_multipliers[r],
-                      "iteration " + std::to_string(j) + " / " + spec.label, spec.sampling};
-      DPEM_RETURN_IF_ERROR(ledger.RecordRepeated(
-          release, static_cast<std::size_t>(spec.count_per_iteration)));
-    }
-  }
+  DPEM_RETURN_IF_ERROR(RecordIterations(pattern, iterations, noise_multipliers, ledger));
   return ledger;
 }
 
@@ -159,33 +175,18 @@ struct Accounted {
   double epsilon = 0.0;
 };
 
-// Records the start's releases, labelled "start / <label>".
-Status RecordStart(const ReleasePattern& start, const std::vector<double>& multipliers,
-                   PrivacyLedger& ledger) {
-  for (std::size_t r = 0; r < start.releases.size(); ++r) {
-    const ReleaseSpec& spec = start.releases[r];
-    const Release release{spec.mechanism, 1.0, multipliers[r], "start / " + spec.label,
-                          spec.sampling};
-    DPEM_RETURN_IF_ERROR(
-        ledger.RecordRepeated(release, static_cast<std::size_t>(spec.count_per_iteration)));
-  }
-  return OkStatus();
-}
-
 StatusOr<Accounted> AccountAt(const CalibrationOptions& o, double per_release_epsilon) {
   Accounted a;
   DPEM_ASSIGN_OR_RETURN(a.multipliers, PatternNoiseMultipliers(
                                            o.pattern, per_release_epsilon,
                                            o.per_release_delta));
-  DPEM_ASSIGN_OR_RETURN(PrivacyLedger iterations,
-                        PatternLedger(o.pattern, o.iterations, a.multipliers));
   if (!o.start.releases.empty()) {
     DPEM_ASSIGN_OR_RETURN(a.start_multipliers,
                           StartNoiseMultipliers(o.start, o.start_share, o.pattern,
                                                 o.iterations, a.multipliers));
-    DPEM_RETURN_IF_ERROR(RecordStart(o.start, a.start_multipliers, a.ledger));
+    DPEM_RETURN_IF_ERROR(RecordPattern(o.start, a.start_multipliers, "start / ", a.ledger));
   }
-  for (const Release& r : iterations.releases()) DPEM_RETURN_IF_ERROR(a.ledger.Record(r));
+  DPEM_RETURN_IF_ERROR(RecordIterations(o.pattern, o.iterations, a.multipliers, a.ledger));
   DPEM_ASSIGN_OR_RETURN(a.epsilon, ComputeEpsilon(a.ledger, o.delta, o.accountant));
   return a;
 }
