@@ -207,10 +207,8 @@ StatusOr<GmmFit> FitFrom(const json& model) {
           : static_cast<std::size_t>(2 * fit.parameters.components() + 1);
   // Releases of a domain released inside the fit (--data-norm auto) are
   // listed first, each labelled with kBoundsLabelPrefix.
-  std::size_t bounds_releases = 0;
-  for (const Release& r : fit.guarantee.ledger.releases()) {
-    bounds_releases += r.label.rfind(kBoundsLabelPrefix, 0) == 0 ? 1 : 0;
-  }
+  const std::size_t bounds_releases =
+      internal::CountReleasesLabelled(fit.guarantee.ledger, kBoundsLabelPrefix);
   // The private start's releases follow them (models/private_start.h).
   if (fit.guarantee.is_private) {
     DPEM_RETURN_IF_ERROR(internal::CheckStartInLedger(fit.guarantee.ledger,

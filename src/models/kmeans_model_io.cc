@@ -124,10 +124,8 @@ Status GuaranteeFrom(const json& model, KmeansFit& fit) {
   DPEM_ASSIGN_OR_RETURN(fit.guarantee.ledger, internal::LedgerFromJson(*releases));
   // Releases of a domain released inside the fit (--data-norm auto) are
   // listed first, each labelled with kBoundsLabelPrefix.
-  std::size_t bounds = 0;
-  for (const Release& r : fit.guarantee.ledger.releases()) {
-    bounds += r.label.rfind(kBoundsLabelPrefix, 0) == 0 ? 1 : 0;
-  }
+  const std::size_t bounds =
+      internal::CountReleasesLabelled(fit.guarantee.ledger, kBoundsLabelPrefix);
   const std::size_t per_iteration = fit.method == KmeansMethod::kCdpLaplace ? 2 : 1;
   const std::size_t start = fit.init == KmeansInit::kPrivate ? internal::kPrivateStartReleases : 0;
   if (releases->size() != bounds + start + per_iteration * static_cast<std::size_t>(fit.iterations)) {

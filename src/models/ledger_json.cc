@@ -61,4 +61,10 @@ StatusOr<PrivacyLedger> LedgerFromJson(const json& releases) {
   return ledger;
 }
 
+std::size_t CountReleasesLabelled(const PrivacyLedger& ledger, std::string_view prefix) {
+  std::size_t count = 0;
+  for (const Release& r : ledger.releases()) count += r.label.rfind(prefix, 0) == 0 ? 1 : 0;
+  return count;
+}
+
 }  // namespace dpem::internal

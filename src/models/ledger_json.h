@@ -5,6 +5,9 @@
 #ifndef DPEM_MODELS_LEDGER_JSON_H_
 #define DPEM_MODELS_LEDGER_JSON_H_
 
+#include <cstddef>
+#include <string_view>
+
 #include <nlohmann/json.hpp>
 
 #include "dpem/accounting/ledger.h"
@@ -24,6 +27,10 @@ nlohmann::json LedgerToJson(const PrivacyLedger& ledger);
 // choice for every accountant (ledger.h). InvalidArgument on a missing or
 // mistyped field or an invalid release.
 StatusOr<PrivacyLedger> LedgerFromJson(const nlohmann::json& releases);
+
+// How many releases of `ledger` have a label starting with `prefix` (e.g.
+// the bounds' releases of a fit with a released domain, kBoundsLabelPrefix).
+std::size_t CountReleasesLabelled(const PrivacyLedger& ledger, std::string_view prefix);
 
 }  // namespace dpem::internal
 
