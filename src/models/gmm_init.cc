@@ -28,18 +28,6 @@ GmmParameters WithMeans(const Eigen::MatrixXd& means, CovarianceType type) {
   return p;
 }
 
-// For each centre (row), half its distance to the nearest other one; 1 (the
-// ball's radius) for a single centre.
-Eigen::VectorXd HalfDistanceToNearestOther(const Eigen::MatrixXd& centres) {
-  Eigen::VectorXd half = Eigen::VectorXd::Ones(centres.rows());
-  for (Eigen::Index i = 0; i < centres.rows(); ++i) {
-    for (Eigen::Index j = 0; j < centres.rows(); ++j) {
-      if (j != i) half(i) = std::min(half(i), 0.5 * (centres.row(i) - centres.row(j)).norm());
-    }
-  }
-  return half;
-}
-
 // Adds one record's contribution to the statistics of cluster `c`.
 void AddRecord(const Eigen::Ref<const Eigen::RowVectorXd>& x, Eigen::Index c,
                GmmStatistics& s) {
@@ -78,7 +66,10 @@ StatusOr<GmmParameters> PrivateGmmStart(const RowSource& unit, CovarianceType ty
   GmmParameters p = WithMeans(clusters.centres, type);
   p.weights = clusters.weights.cwiseMax(kMinStartWeight / k);
   p.weights /= p.weights.sum();
-  const Eigen::VectorXd reach = HalfDistanceToNearestOther(clusters.centres) / frame_radius;
+  // Half the distance to the nearest other centre, at most 1 (the ball's
+  // radius, also for a single centre), in frame radii.
+  const Eigen::VectorXd reach =
+      (0.5 * NearestOtherDistances(clusters.centres)).cwiseMin(1.0) / frame_radius;
   const double largest = 1.0 / static_cast<double>(d + 2);
   for (int c = 0; c < k; ++c) {
     const double spread = clusters.spreads(c) / static_cast<double>(d);

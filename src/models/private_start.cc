@@ -16,9 +16,6 @@ namespace {
 constexpr char kCoarseLabel[] = "coarse counts and sums";
 constexpr char kFineLabel[] = "counts and sums";
 
-// The standard deviation of one coordinate's (Gaussian) noise under `spec`.
-double NoiseStddev(const NoiseSpec& spec) { return spec.NoiseScale(); }
-
 // Squared distances of every point (M x d) to every centre (K x d), M x K.
 Eigen::MatrixXd SquaredDistances(const Eigen::MatrixXd& points, const Eigen::MatrixXd& centres) {
   Eigen::MatrixXd d2 = (-2.0 * points * centres.transpose()).eval();
@@ -159,7 +156,7 @@ Status SketchRound(const RowSource& unit, const Eigen::MatrixXd& candidates,
                    Eigen::VectorXd& weights) {
   DPEM_ASSIGN_OR_RETURN(KmeansStatistics s, ComputeKmeansStatistics(candidates, unit, engine));
   DPEM_RETURN_IF_ERROR(ReleaseCountsAndSums(s, spec, gen, ledger));
-  SketchFromRelease(s, candidates, min_kept, NoiseStddev(spec), points, weights);
+  SketchFromRelease(s, candidates, min_kept, spec.NoiseScale(), points, weights);
   return OkStatus();
 }
 
@@ -198,7 +195,7 @@ StatusOr<PrivateStartPlan> MakePrivateStartPlan(NoiseSampling sampling,
   plan.components = k;
   plan.coarse_candidates = static_cast<Eigen::Index>(kStartCoarsePerComponent) * k;
   const double by_noise =
-      std::floor(static_cast<double>(n) / (kStartRecordsPerCellSigmas * NoiseStddev(plan.fine)));
+      std::floor(static_cast<double>(n) / (kStartRecordsPerCellSigmas * plan.fine.NoiseScale()));
   const double most = static_cast<double>(kStartOversampling) * k;
   plan.fine_candidates = static_cast<Eigen::Index>(std::max<double>(k, std::min(most, by_noise)));
   return plan;
@@ -214,22 +211,31 @@ Status CheckPrivateStart(const PrivateStartPlan& plan, Eigen::Index d) {
 // s = half the distance to its nearest other coarse point over sqrt(d) (the
 // splitting step of Linde, Buzo and Gray's vector quantiser), projected onto
 // the ball. Post-processing of the coarse release.
+Eigen::VectorXd NearestOtherDistances(const Eigen::MatrixXd& points) {
+  Eigen::VectorXd nearest =
+      Eigen::VectorXd::Constant(points.rows(), std::numeric_limits<double>::infinity());
+  for (Eigen::Index i = 0; i < points.rows(); ++i) {
+    for (Eigen::Index j = 0; j < points.rows(); ++j) {
+      if (j != i) nearest(i) = std::min(nearest(i), (points.row(i) - points.row(j)).norm());
+    }
+  }
+  return nearest;
+}
+
 StatusOr<Eigen::MatrixXd> FineCandidates(const Eigen::MatrixXd& points,
                                          const Eigen::VectorXd& weights, Eigen::Index m,
                                          Generator& gen) {
   const Eigen::Index d = points.cols();
-  Eigen::MatrixXd d2 = SquaredDistances(points, points);
-  d2.diagonal().setConstant(std::numeric_limits<double>::infinity());
+  const Eigen::VectorXd nearest = NearestOtherDistances(points);
   const std::vector<Eigen::Index> shares = Apportion(weights, m);
   Eigen::MatrixXd next(m, d);
   Eigen::Index row = 0;
   for (Eigen::Index i = 0; i < points.rows(); ++i) {
-    const double nearest = d2.row(i).minCoeff();
-    // A lone point, or one whose nearest neighbour coincides with it
-    // (the computed distance cancels to 0), splits at the ball's scale or at
-    // kMinFineJitter: never a zero standard deviation (review finding).
-    const double reach = std::isfinite(nearest) ? nearest : 1.0;
-    const double scale = std::max(kMinFineJitter, 0.5 * std::sqrt(reach / d));
+    // A lone point splits at the ball's scale, one whose nearest neighbour
+    // coincides with it at kMinFineJitter: never a zero standard deviation
+    // (review finding).
+    const double reach = std::isfinite(nearest(i)) ? nearest(i) : 1.0;
+    const double scale = std::max(kMinFineJitter, 0.5 * reach / std::sqrt(d));
     for (Eigen::Index c = 0; c < shares[static_cast<size_t>(i)]; ++c, ++row) {
       DPEM_ASSIGN_OR_RETURN(const Eigen::VectorXd jitter, SampleGaussianVector(gen, d, scale));
       Eigen::RowVectorXd p = points.row(i) + jitter.transpose();

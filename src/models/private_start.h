@@ -131,6 +131,10 @@ StatusOr<StartClusters> PrivateStart(const RowSource& unit, const PrivateStartPl
 // no release is labelled "start / ". InvalidArgument naming the problem.
 Status CheckStartInLedger(const PrivacyLedger& ledger, bool starts_privately);
 
+// For each row of `points`, the Euclidean distance to the nearest other row
+// (computed as the norm of the difference); +infinity for a lone row.
+Eigen::VectorXd NearestOtherDistances(const Eigen::MatrixXd& points);
+
 // The fine round's `m` candidates around the coarse sketch `points` (weights
 // > 0): step 2 above, post-processing of the coarse release. Exactly m rows,
 // finite, in the unit ball.
