@@ -14,9 +14,9 @@
 #include <limits>
 #include <random>
 
-#include "dpem/models/factor_analysis.h"
+#include "dpem/models/factor_analysis/factor_analysis.h"
 #include "internal/symmetric_product.h"
-#include "models/factor_analysis_internal.h"
+#include "models/factor_analysis/factor_analysis_internal.h"
 
 namespace dpem {
 namespace {

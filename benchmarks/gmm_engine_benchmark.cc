@@ -12,11 +12,11 @@
 
 #include "dpem/data/row_source.h"
 #include "dpem/engine/engine.h"
-#include "dpem/models/gmm.h"
+#include "dpem/models/gmm/gmm.h"
 #include "dpem/random/generator.h"
 #include "dpem/random/samplers.h"
 #include "engine/exact_sum.h"
-#include "models/gmm_frames.h"
+#include "models/gmm/gmm_frames.h"
 
 namespace dpem {
 namespace {
@@ -88,7 +88,7 @@ void BM_MStep(benchmark::State& state) {
 }
 BENCHMARK(BM_MStep)->Args({10, 10})->Args({100, 10})->Unit(benchmark::kMicrosecond);
 
-// The private E-step in component frames (models/gmm_frames.h): data and
+// The private E-step in component frames (models/gmm/gmm_frames.h): data and
 // mixture scaled by 0.05 into the unit ball, so that every component gets a
 // local frame (rho^2 lambda_max < 1). Arguments: N, d, K, threads.
 void BM_FramedEStep(benchmark::State& state) {

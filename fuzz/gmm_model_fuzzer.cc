@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "dpem/models/gmm_model_io.h"
+#include "dpem/models/gmm/gmm_model_io.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

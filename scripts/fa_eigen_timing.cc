@@ -14,7 +14,7 @@
 #include <chrono>
 #include <iostream>
 #include "internal/eigen_solver.h"
-#include "models/factor_analysis_internal.h"
+#include "models/factor_analysis/factor_analysis_internal.h"
 using namespace dpem;
 using Clock = std::chrono::steady_clock;
 double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }

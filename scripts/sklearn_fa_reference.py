@@ -2,7 +2,7 @@
 """Reference fits of scikit-learn's FactorAnalysis for dpem's factor analysis.
 
 Writes tests/data/sklearn_fa_reference.json, read by
-src/models/factor_analysis_sklearn_test.cc. Each case holds data drawn from a
+src/models/factor_analysis/factor_analysis_sklearn_test.cc. Each case holds data drawn from a
 planted factor model and then centred exactly (so that dpem's model, whose
 mean is the public centre 0, and sklearn's, whose mean is the sample mean,
 are the same family), and sklearn's fit with tight tolerance: its mean

@@ -2,7 +2,7 @@
 """Reference fits of scikit-learn's GaussianMixture for dpem's EM agreement test.
 
 Writes tests/data/sklearn_gmm_reference.json, read by
-src/models/gmm_sklearn_test.cc, which runs the same number of iterations of
+src/models/gmm/gmm_sklearn_test.cc, which runs the same number of iterations of
 dpem's ComputeStatistics + MStep (MLE, covariance_floor = reg_covar = 1e-6)
 from the same initial parameters and compares every fitted parameter.
 

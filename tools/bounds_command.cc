@@ -11,7 +11,7 @@
 #include "commands.h"
 #include "dpem/data/io.h"
 #include "internal/file_util.h"
-#include "models/ledger_json.h"
+#include "accounting/ledger_json.h"
 
 namespace dpem::cli {
 namespace {

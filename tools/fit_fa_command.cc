@@ -12,8 +12,8 @@
 #include "budget_flags.h"
 #include "commands.h"
 #include "dpem/data/io.h"
-#include "dpem/models/fa_model_io.h"
-#include "dpem/models/factor_analysis.h"
+#include "dpem/models/factor_analysis/fa_model_io.h"
+#include "dpem/models/factor_analysis/factor_analysis.h"
 #include "internal/file_util.h"
 #include "model_commands.h"
 

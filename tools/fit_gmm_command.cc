@@ -14,8 +14,8 @@
 #include "budget_flags.h"
 #include "commands.h"
 #include "dpem/data/io.h"
-#include "dpem/models/gmm_model_io.h"
-#include "dpem/models/private_gmm.h"
+#include "dpem/models/gmm/gmm_model_io.h"
+#include "dpem/models/gmm/private_gmm.h"
 #include "internal/file_util.h"
 
 namespace dpem::cli {

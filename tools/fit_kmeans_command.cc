@@ -13,8 +13,8 @@
 #include "domain_flags.h"
 #include "commands.h"
 #include "dpem/data/io.h"
-#include "dpem/models/kmeans.h"
-#include "dpem/models/kmeans_model_io.h"
+#include "dpem/models/kmeans/kmeans.h"
+#include "dpem/models/kmeans/kmeans_model_io.h"
 #include "internal/file_util.h"
 #include "model_commands.h"
 

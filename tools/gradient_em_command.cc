@@ -14,9 +14,9 @@
 #include "commands.h"
 #include "dpem/data/generators.h"
 #include "dpem/data/io.h"
-#include "dpem/models/gradient_em.h"
+#include "dpem/models/gradient_em/gradient_em.h"
 #include "internal/file_util.h"
-#include "models/ledger_json.h"
+#include "accounting/ledger_json.h"
 
 namespace dpem::cli {
 namespace {

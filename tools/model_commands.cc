@@ -14,7 +14,7 @@
 
 #include "commands.h"
 #include "dpem/data/io.h"
-#include "dpem/models/gmm_model_io.h"
+#include "dpem/models/gmm/gmm_model_io.h"
 #include "internal/file_util.h"
 #include "model_commands.h"
 

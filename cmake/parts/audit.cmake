@@ -17,9 +17,9 @@ if(DPEM_BUILD_BENCHMARKS)
   target_sources(dpem_benchmarks PRIVATE benchmarks/discrete_samplers_benchmark.cc)
 endif()
 if(DPEM_BUILD_TESTS)
-  dpem_add_test(private_gmm_audit_test SOURCES src/models/private_gmm_audit_test.cc LABELS audit)
+  dpem_add_test(private_gmm_audit_test SOURCES src/models/gmm/private_gmm_audit_test.cc LABELS audit)
 endif()
 if(DPEM_BUILD_TESTS)
-  dpem_add_test(private_start_audit_test SOURCES src/models/private_start_audit_test.cc
+  dpem_add_test(private_start_audit_test SOURCES src/models/start/private_start_audit_test.cc
     LABELS audit)
 endif()

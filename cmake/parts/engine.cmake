@@ -10,7 +10,7 @@ if(DPEM_BUILD_TESTS)
 endif()
 if(DPEM_BUILD_BENCHMARKS)
   target_sources(dpem_benchmarks PRIVATE benchmarks/gmm_engine_benchmark.cc)
-  # The private pass in component frames is internal (src/models/gmm_frames.h).
+  # The private pass in component frames is internal (src/models/gmm/gmm_frames.h).
   target_include_directories(dpem_benchmarks PRIVATE ${PROJECT_SOURCE_DIR}/src)
   # The machine's dgemm rate, from OpenBLAS (all cores).
   find_package(PkgConfig REQUIRED)

@@ -18,22 +18,22 @@ target_sources(dpem PRIVATE
   src/internal/eigen_solver.cc
   src/internal/krylov_eigen_solver.cc
   src/internal/symmetric_product.cc
-  src/models/factor_analysis.cc
-  src/models/factor_analysis_fit.cc
-  src/models/factor_analysis_spectrum.cc
-  src/models/fa_model_io.cc)
+  src/models/factor_analysis/factor_analysis.cc
+  src/models/factor_analysis/factor_analysis_fit.cc
+  src/models/factor_analysis/factor_analysis_spectrum.cc
+  src/models/factor_analysis/fa_model_io.cc)
 target_link_libraries(dpem PRIVATE PkgConfig::DPEM_LAPACKE)
 if(DPEM_BUILD_TESTS)
   dpem_add_test(eigen_solver_test SOURCES src/internal/eigen_solver_test.cc)
   dpem_add_test(krylov_eigen_solver_test SOURCES src/internal/krylov_eigen_solver_test.cc)
   dpem_add_test(symmetric_product_test SOURCES src/internal/symmetric_product_test.cc)
-  dpem_add_test(factor_analysis_test SOURCES src/models/factor_analysis_test.cc)
-  dpem_add_test(factor_analysis_spectrum_test SOURCES src/models/factor_analysis_spectrum_test.cc)
-  dpem_add_test(factor_analysis_sklearn_test SOURCES src/models/factor_analysis_sklearn_test.cc)
+  dpem_add_test(factor_analysis_test SOURCES src/models/factor_analysis/factor_analysis_test.cc)
+  dpem_add_test(factor_analysis_spectrum_test SOURCES src/models/factor_analysis/factor_analysis_spectrum_test.cc)
+  dpem_add_test(factor_analysis_sklearn_test SOURCES src/models/factor_analysis/factor_analysis_sklearn_test.cc)
   target_compile_definitions(factor_analysis_sklearn_test PRIVATE
     DPEM_SKLEARN_FA_REFERENCE="${PROJECT_SOURCE_DIR}/tests/data/sklearn_fa_reference.json")
   target_link_libraries(factor_analysis_sklearn_test PRIVATE nlohmann_json::nlohmann_json)
-  dpem_add_test(fa_model_io_test SOURCES src/models/fa_model_io_test.cc)
+  dpem_add_test(fa_model_io_test SOURCES src/models/factor_analysis/fa_model_io_test.cc)
   target_link_libraries(fa_model_io_test PRIVATE nlohmann_json::nlohmann_json)
   dpem_add_cli_test(fa_cli_test SOURCES tests/cli/fa_cli_test.cc)
 endif()

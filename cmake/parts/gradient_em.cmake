@@ -5,13 +5,13 @@
 # already listed in dpem_cli). Docs: docs/gradient_em.md.
 target_sources(dpem PRIVATE
   src/mechanisms/robust_mean.cc
-  src/models/gradient_em.cc
-  src/models/gradient_em_models.cc
+  src/models/gradient_em/gradient_em.cc
+  src/models/gradient_em/gradient_em_models.cc
   src/data/generators.cc)
 if(DPEM_BUILD_TESTS)
   dpem_add_test(robust_mean_test SOURCES src/mechanisms/robust_mean_test.cc)
   dpem_add_test(robust_mean_statistical_test
     SOURCES src/mechanisms/robust_mean_statistical_test.cc LABELS statistical)
-  dpem_add_test(gradient_em_test SOURCES src/models/gradient_em_test.cc)
+  dpem_add_test(gradient_em_test SOURCES src/models/gradient_em/gradient_em_test.cc)
   dpem_add_cli_test(gradient_em_cli_test SOURCES tests/cli/gradient_em_cli_test.cc)
 endif()

@@ -9,7 +9,7 @@
 
 #include "dpem/accounting/accountant.h"
 #include "dpem/accounting/rdp.h"
-#include "models/ledger_json.h"
+#include "accounting/ledger_json.h"
 #include "testing/exact_privacy.h"
 
 namespace dpem {

@@ -11,7 +11,7 @@
 #include <mutex>
 #include <vector>
 
-#include "dpem/models/gmm.h"
+#include "dpem/models/gmm/gmm.h"
 #include "dpem/random/generator.h"
 #include "dpem/random/samplers.h"
 

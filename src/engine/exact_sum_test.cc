@@ -15,8 +15,8 @@
 
 #include "dpem/data/row_source.h"
 #include "dpem/engine/engine.h"
-#include "dpem/models/gmm.h"
-#include "dpem/models/kmeans.h"
+#include "dpem/models/gmm/gmm.h"
+#include "dpem/models/kmeans/kmeans.h"
 
 namespace dpem::internal {
 namespace {

@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "dpem/mechanisms/robust_mean.h"
-#include "dpem/models/factor_analysis.h"
-#include "dpem/models/gradient_em.h"
-#include "dpem/models/kmeans.h"
-#include "dpem/models/private_gmm.h"
+#include "dpem/models/factor_analysis/factor_analysis.h"
+#include "dpem/models/gradient_em/gradient_em.h"
+#include "dpem/models/kmeans/kmeans.h"
+#include "dpem/models/gmm/private_gmm.h"
 #include "dpem/random/samplers.h"
 
 namespace dpem {

@@ -17,7 +17,7 @@
 #include <Eigen/Core>
 
 #include "dpem/data/matrix.h"
-#include "dpem/models/gradient_em.h"
+#include "dpem/models/gradient_em/gradient_em.h"
 #include "dpem/random/generator.h"
 #include "dpem/status.h"
 

@@ -1,0 +1,252 @@
+// Differentially private Gaussian mixtures by moment perturbation: DP-EM of
+// park2016 and park2017 (Sec. 4-5), corrected as ../shared/privacy-notes.md
+// requires.
+//
+// The fit, for a fixed number J of iterations:
+//   1. Records are clipped to the public ball ||x - c|| <= R and mapped to the
+//      unit ball (data/domain.h). R has no default.
+//   2. The starting point (GmmFitOptions::init, docs/gmm.md "Starting
+//      points"): for a private fit by default the private start
+//      (models/start/private_start.h: two Gaussian releases of noisy counts and
+//      sums of Voronoi cells, the second's cells placed from the first's
+//      release, clustered by weighted k-means++), which takes 20% of the
+//      budget; or, with kRandom, drawn from the generator independently of the data (means
+//      uniform in the unit ball, equal weights, covariances I / (d + 2)); for
+//      plain EM by default k-means++ and Lloyd on the unit-ball records, as
+//      scikit-learn's GaussianMixture(init_params="kmeans") does.
+//   3. Each iteration: E-step -> sufficient statistics (counts N_k, sums
+//      A_k, second moments B_k); their release: by default all of them as one
+//      joint Gaussian mechanism (mechanisms/joint_release.h); in the papers'
+//      scenarios one release of the K noisy counts and, per component, one of
+//      A_k and one of B_k (2K + 1 releases); then the M-step (MLE or MAP) as
+//      post-processing of the noisy statistics. Releasing statistics instead of parameters means no
+//      sensitivity depends on N_k (true or noisy); the papers' noise on
+//      mu_k = A_k / N~_k is exactly noise on A_k divided by N~_k.
+//   4. The noise is calibrated once from (epsilon, delta, J, K) by the chosen
+//      accountant (accounting/calibration.h); the releases are recorded in
+//      the fit's ledger as they happen, and the ledger is re-accounted at the
+//      end: the reported epsilon is the accountant's for what was released.
+//
+// Sensitivities under replace-one neighbours, records in the unit ball, soft
+// responsibilities summing to one (derivations in docs/gmm.md):
+//   counts (vector of K):      L2 sqrt(2), L1 2
+//   sums A_k (d-vector):       L2 2,       L1 2 sqrt(d)
+//   second moments B_k:        full: Frobenius sqrt(2) (Analyze Gauss);
+//                              diagonal: L2 sqrt(2); spherical (trace): 1.
+//
+// Thread safety: FitGmm is reentrant; it uses only its arguments.
+#ifndef DPEM_MODELS_GMM_PRIVATE_GMM_H_
+#define DPEM_MODELS_GMM_PRIVATE_GMM_H_
+
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dpem/accounting/guarantee.h"
+#include "dpem/accounting/accountant.h"
+#include "dpem/accounting/calibration.h"
+#include "dpem/accounting/ledger.h"
+#include "dpem/data/domain.h"
+#include "dpem/data/matrix.h"
+#include "dpem/data/row_source.h"
+#include "dpem/engine/engine.h"
+#include "dpem/mechanisms/additive_noise.h"
+#include "dpem/models/gmm/gmm.h"
+#include "dpem/models/fit_defaults.h"
+#include "dpem/random/generator.h"
+#include "dpem/status.h"
+
+namespace dpem {
+
+// Which mechanisms release (counts, sums, second moments) each iteration:
+// kJoint (the default): all statistics of all components as ONE Gaussian
+// mechanism per iteration, with the joint sensitivity of
+// mechanisms/joint_release.h (docs/privacy.md); or park2017's per-parameter
+// scenarios GGG (2K + 1 Gaussian releases) and LLG (Laplace, Laplace,
+// Gaussian), kept to reproduce the papers.
+enum class GmmMechanisms { kJoint, kGgg, kLlg };
+std::string_view GmmMechanismsName(GmmMechanisms m);  // "joint", "GGG", "LLG"
+StatusOr<GmmMechanisms> ParseGmmMechanisms(std::string_view name);
+
+// How a fit chooses its starting parameters (docs/gmm.md, "Starting points"):
+//   kRandom:         from the generator only, never the data: means uniform
+//                    in the unit ball, equal weights, covariances I / (d + 2).
+//   kKmeansPlusPlus: k-means++ seeding (greedy, 2 + floor(log K) trials) and
+//                    Lloyd's algorithm on the unit-ball records, then one
+//                    M-step from the hard assignment. It reads the data
+//                    WITHOUT noise, so only non-private fits accept it.
+//   kPrivate:        the private start (docs/privacy.md, "The private
+//                    start"): two noisy releases of counts and sums of
+//                    Voronoi cells (the second's cells placed from the
+//                    first's release), clustered by weighted k-means++
+//                    (post-processing). It takes 20% of the budget, recorded
+//                    in the ledger as "start / ...". Private fits of at most
+//                    kMaxPrivateStartComponents components only.
+enum class GmmInit { kRandom, kKmeansPlusPlus, kPrivate };
+std::string_view GmmInitName(GmmInit init);  // "random", "kmeans++", "private"
+StatusOr<GmmInit> ParseGmmInit(std::string_view name);
+
+// Sensitivities of the released statistics (see the file comment).
+inline constexpr double kCountsL2Sensitivity = 1.4142135623730951;   // sqrt(2)
+inline constexpr double kCountsL1Sensitivity = 2.0;
+inline constexpr double kSumsL2Sensitivity = 2.0;
+inline constexpr double kSecondMomentL2Sensitivity = 1.4142135623730951;  // full, diag
+inline constexpr double kTraceSensitivity = 1.0;                          // spherical
+// Largest J x K a fit accepts: its ledger holds J (2K + 1) releases.
+inline constexpr long long kMaxIterationsTimesComponents = 1000000;
+// The smallest covariance floor a fit accepts (GmmFitOptions::Validate), in
+// unit-ball units. Every covariance the E-step sees has its eigenvalues in
+// [floor, 1], so for a unit-ball record and a mean in the ball the
+// Mahalanobis distance is at most 4 / floor = 4e10 and the log-determinant
+// at least d log(floor) = -23 d: every log-density stays finite, about 300
+// orders of magnitude from overflow. It also bounds the rounding of the
+// full-covariance E-step (about F 2^-53 / floor in a log-density, F = d(d+1)/2
+// + d + 1: below 1 up to d = 1300) and keeps a covariance reassembled from
+// its clamped eigenvalues numerically positive definite (rounding about
+// d 2^-53 < floor). A subnormal floor let far records' log-densities overflow
+// to -infinity in every component (NaN responsibilities).
+inline constexpr double kMinCovarianceFloor = 1e-10;
+
+// L1 sensitivity of a sum A_k in d dimensions: 2 sqrt(d).
+double SumsL1Sensitivity(Eigen::Index dimension);
+
+// What one iteration reports to a progress callback. It carries no
+// data-dependent value of a private fit: the progress line must not leak.
+struct GmmIterationReport {
+  int iteration = 0;  // 1-based.
+  int iterations = 0;
+  // Mean log-likelihood of the (unit-ball) training data before this
+  // iteration's M-step; only for non-private fits (NaN for private ones).
+  double mean_log_likelihood = std::numeric_limits<double>::quiet_NaN();
+};
+
+struct GmmFitOptions {
+  // Model. K has no default.
+  int components = 0;   // K >= 1, K <= N.
+  // J >= 1, or 0 for ResolvedIterations()'s default (models/fit_defaults.h:
+  // 3 from the private start, 10 from the random start, 100 for plain EM).
+  int iterations = 0;
+  CovarianceType covariance = CovarianceType::kFull;
+  Estimator estimator = Estimator::kMle;
+  // MAP prior; empty alpha means DefaultPrior(K, d) (park2017 supplement).
+  GmmPrior prior;
+
+  // Privacy. No defaults for epsilon and delta; epsilon = +infinity fits
+  // plain (non-private) EM with the same code and no releases.
+  double epsilon = std::numeric_limits<double>::quiet_NaN();
+  double delta = std::numeric_limits<double>::quiet_NaN();
+  // The public domain (R has no default; see data/domain.h).
+  DataDomain domain;
+  AccountantKind accountant = kDefaultAccountant;
+  GmmMechanisms mechanisms = GmmMechanisms::kJoint;
+  double per_release_delta = kDefaultPerReleaseDelta;
+  // How every release's noise is sampled (mechanisms/additive_noise.h,
+  // "Discrete noise"): kDiscrete (default, floating-point safe; the ledger
+  // records the rounding charge) or kContinuous (floating-point samples, as
+  // before; e.g. to reproduce earlier results).
+  NoiseSampling noise_sampling = NoiseSampling::kDiscrete;
+  // Component frames (joint mechanism only; docs/gmm.md, "Component
+  // frames"): from the second iteration on, each component whose Mahalanobis
+  // ball of radius frame_radius (in the previous iteration's released
+  // parameters) is smaller than the unit ball has its statistics computed and
+  // released in that ball's coordinates, records clipped to it, so that its
+  // noise shrinks with the component. Same sensitivity, same ledger.
+  bool component_frames = true;
+  // rho, in Mahalanobis units; 0 means the default sqrt(d) + 2 (clips about
+  // 0.3% of a Gaussian component's records). Must be 0 or finite and > 0.
+  double frame_radius = 0.0;
+  // park2016's Gamma (spherical) and Wishart (full) covariance mechanisms.
+  // They are NOT differentially private; using them voids the guarantee.
+  bool unsafe_paper_mechanisms = false;
+
+  // The starting point; unset means DefaultInit(): kKmeansPlusPlus for a
+  // non-private fit (epsilon = infinity), kPrivate for a private one
+  // (kRandom for K = 1 or K > kMaxPrivateStartComponents, models/fit_defaults.h).
+  // A private fit refuses kKmeansPlusPlus; a non-private one, or one of more
+  // than kMaxPrivateStartComponents components, refuses kPrivate.
+  std::optional<GmmInit> init;
+  // Lloyd iterations of the kKmeansPlusPlus start at most (>= 1; 300 as
+  // scikit-learn's KMeans); it stops earlier once the centres move by less
+  // than kKmeansStartTolerance times the data's mean coordinate variance.
+  int init_max_iterations = 300;
+
+  // Numerics (unit-ball units). Added to every covariance's diagonal and
+  // used as the eigenvalue floor of noisy covariances. Finite and at least
+  // kMinCovarianceFloor (1e-10).
+  double covariance_floor = 1e-6;
+  // Mass-loss rule: a component whose (noisy) count is below this (> 0) keeps
+  // its previous mean and covariance; its weight comes from the count.
+  double min_component_count = 1.0;
+
+  // Threads and block size of the fitting engine. Released statistics are
+  // exact sums (engine/exact_sum.h): they do not depend on the thread count;
+  // the block size changes their last bits.
+  EngineOptions engine;
+
+  // Called after each iteration, if set.
+  std::function<void(const GmmIterationReport&)> progress;
+
+  bool IsPrivate() const { return epsilon != std::numeric_limits<double>::infinity(); }
+  // The start used when `init` is unset (see there).
+  GmmInit DefaultInit() const {
+    if (!IsPrivate()) return GmmInit::kKmeansPlusPlus;
+    return PrivateStartByDefault(components) ? GmmInit::kPrivate : GmmInit::kRandom;
+  }
+  // `init` if set, else DefaultInit().
+  GmmInit ResolvedInit() const { return init.value_or(DefaultInit()); }
+  // `iterations` if set (> 0), else DefaultIterations(IsPrivate(),
+  // ResolvedInit() == kPrivate).
+  int ResolvedIterations() const {
+    return iterations > 0 ? iterations
+                          : DefaultIterations(IsPrivate(), ResolvedInit() == GmmInit::kPrivate);
+  }
+  // Checks everything that does not need the data.
+  Status Validate() const;
+};
+
+// A GMM fit's guarantee: the shared fields (dpem/accounting/guarantee.h;
+// void reasons: a seeded generator, a data-derived R, the unsafe paper
+// mechanisms) and how the statistics were released.
+struct GmmGuarantee : PrivacyGuarantee {
+  GmmMechanisms mechanisms = GmmMechanisms::kJoint;
+  double per_release_epsilon = 0.0;
+  // The component frames' radius rho (joint mechanism with frames), 0 if the
+  // fit used none. Frames change what is released, not its sensitivity.
+  double frame_radius = 0.0;
+  // Noise multiplier of (counts, sums, second moments); for the joint
+  // mechanism, the one multiplier of the joint release.
+  std::vector<double> noise_multipliers;
+};
+
+struct GmmFit {
+  // The model of the data in its ORIGINAL units (unit-ball parameters mapped
+  // back through the domain transform).
+  GmmParameters parameters;
+  DataDomain domain;
+  GmmGuarantee guarantee;
+  // Number of records (public under replace-one neighbours).
+  Eigen::Index n = 0;
+  int iterations = 0;
+  Estimator estimator = Estimator::kMle;
+  // The starting point the fit used.
+  GmmInit init = GmmInit::kRandom;
+  // The seed of the generator, if it was seeded (not for production).
+  std::optional<std::uint64_t> seed;
+};
+
+// Fits a K-component mixture to `x` (original units), read block by block
+// (the records are mapped into the unit ball per block, never copied whole),
+// so a memory-mapped file larger than memory can be fitted. Requires
+// options.Validate() OK, N >= K, d >= 1 matching the domain's centre. A
+// private fit with a seeded generator runs, but its guarantee is void.
+StatusOr<GmmFit> FitGmm(const RowSource& x, const GmmFitOptions& options, Generator& gen);
+
+// The same on a matrix in memory; also InvalidArgument for a non-finite
+// entry.
+StatusOr<GmmFit> FitGmm(const DataMatrix& x, const GmmFitOptions& options, Generator& gen);
+
+}  // namespace dpem
+
+#endif  // DPEM_MODELS_GMM_PRIVATE_GMM_H_

@@ -1,0 +1,86 @@
+// Round trips and rejections of factor analysis model files.
+#include "dpem/models/factor_analysis/fa_model_io.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace dpem {
+namespace {
+
+using nlohmann::json;
+
+FaFit TestFit() {
+  FaFit fit;
+  fit.parameters.mean = Eigen::Vector3d(0.5, -1.0, 2.0);
+  fit.parameters.loadings.resize(3, 2);
+  fit.parameters.loadings << 1.0, 0.25, -0.5, 0.125, 0.3, -0.7;
+  fit.parameters.noise_variances = Eigen::Vector3d(0.1, 0.2, 0.3);
+  fit.domain.data_norm = 4.0;
+  fit.domain.center = fit.parameters.mean;
+  fit.n = 123;
+  fit.iterations = 50;
+  fit.seed = 7;
+  FaGuarantee& g = fit.guarantee;
+  g.is_private = true;
+  g.target_epsilon = 1.0;
+  g.target_delta = 1e-5;
+  g.epsilon = 0.9999;
+  g.delta = 1e-5;
+  g.noise_multiplier = 3.73;
+  EXPECT_TRUE(g.ledger.Record({MechanismKind::kGaussian, 1.5, 5.6, "second moment"}).ok());
+  return fit;
+}
+
+TEST(FaModelIoTest, RoundTripsEveryField) {
+  const FaFit fit = TestFit();
+  StatusOr<FaFit> back = FaModelFromJson(FaModelToJson(fit));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->parameters.mean, fit.parameters.mean);
+  EXPECT_EQ(back->parameters.loadings, fit.parameters.loadings);
+  EXPECT_EQ(back->parameters.noise_variances, fit.parameters.noise_variances);
+  EXPECT_EQ(back->domain.center, fit.domain.center);
+  EXPECT_EQ(back->domain.data_norm, 4.0);
+  EXPECT_EQ(back->n, 123);
+  EXPECT_EQ(back->iterations, 50);
+  EXPECT_EQ(back->seed, std::optional<std::uint64_t>(7));
+  EXPECT_EQ(back->guarantee.epsilon, 0.9999);
+  EXPECT_EQ(back->guarantee.noise_multiplier, 3.73);
+  ASSERT_EQ(back->guarantee.ledger.size(), 1u);
+  EXPECT_EQ(back->guarantee.ledger.releases()[0].noise_scale, 5.6);
+}
+
+TEST(FaModelIoTest, WritesTheDocumentedLayout) {
+  const json j = json::parse(FaModelToJson(TestFit()));
+  EXPECT_EQ(j.at("format"), "dpem-fa");
+  EXPECT_EQ(j.at("version"), 1);
+  EXPECT_EQ(j.at("factors"), 2);
+  EXPECT_EQ(j.at("dimension"), 3);
+  EXPECT_EQ(j.at("parameters").at("loadings").size(), 3u);
+  EXPECT_EQ(j.at("privacy").at("neighbour_relation"), "replace-one");
+  EXPECT_EQ(j.at("privacy").at("accountant"), "rdp");
+  EXPECT_EQ(j.at("privacy").at("releases").size(), 1u);
+}
+
+TEST(FaModelIoTest, RejectsDamagedFiles) {
+  json j = json::parse(FaModelToJson(TestFit()));
+  EXPECT_FALSE(FaModelFromJson("{not json").ok());
+  json wrong_format = j;
+  wrong_format["format"] = "dpem-gmm";
+  EXPECT_EQ(FaModelFromJson(wrong_format.dump()).status().code(), StatusCode::kInvalidArgument);
+  json missing = j;
+  missing["parameters"].erase("noise_variances");
+  EXPECT_EQ(FaModelFromJson(missing.dump()).status().code(), StatusCode::kInvalidArgument);
+  json negative = j;
+  negative["parameters"]["noise_variances"][1] = -0.2;
+  EXPECT_EQ(FaModelFromJson(negative.dump()).status().code(), StatusCode::kInvalidArgument);
+  json ragged = j;
+  ragged["parameters"]["loadings"][2] = json::array({1.0});
+  EXPECT_EQ(FaModelFromJson(ragged.dump()).status().code(), StatusCode::kInvalidArgument);
+  json mistyped = j;
+  mistyped["n"] = "many";
+  EXPECT_EQ(FaModelFromJson(mistyped.dump()).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace dpem

@@ -1,0 +1,63 @@
+// Agreement of dpem's non-private factor analysis with scikit-learn's
+// FactorAnalysis. The references come from scripts/sklearn_fa_reference.py
+// (see its header for how to regenerate tests/data/sklearn_fa_reference.json).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "dpem/models/factor_analysis/factor_analysis.h"
+
+namespace dpem {
+namespace {
+
+using nlohmann::json;
+
+json LoadReference() {
+  std::ifstream in(DPEM_SKLEARN_FA_REFERENCE);
+  EXPECT_TRUE(in.good()) << "cannot open " << DPEM_SKLEARN_FA_REFERENCE;
+  return json::parse(in, nullptr, /*allow_exceptions=*/false);
+}
+
+Eigen::MatrixXd ToMatrix(const json& rows) {
+  Eigen::MatrixXd m(rows.size(), rows.empty() ? 0 : rows[0].size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    for (size_t j = 0; j < rows[i].size(); ++j) m(i, j) = rows[i][j].get<double>();
+  }
+  return m;
+}
+
+TEST(FaSklearnTest, NonPrivateFitReachesSklearnsLogLikelihood) {
+  const json ref = LoadReference();
+  ASSERT_TRUE(ref.is_object());
+  ASSERT_EQ(ref.at("cases").size(), 3u);
+  for (const json& c : ref.at("cases")) {
+    SCOPED_TRACE(c.at("name").get<std::string>());
+    const DataMatrix x = ToMatrix(c.at("x"));
+    FaFitOptions o;
+    o.em.factors = c.at("factors").get<int>();
+    o.em.iterations = 5000;
+    o.em.variance_floor = 1e-12;
+    o.epsilon = std::numeric_limits<double>::infinity();
+    Generator gen = Generator::FromSeed(1);
+    StatusOr<FaFit> fit = FitFactorAnalysis(x, o, gen);
+    ASSERT_TRUE(fit.ok()) << fit.status().ToString();
+    StatusOr<double> ll = FaMeanLogLikelihood(fit->parameters, x);
+    ASSERT_TRUE(ll.ok());
+    const double expected = c.at("mean_log_likelihood").get<double>();
+    EXPECT_LT(std::abs(*ll - expected) / std::abs(expected), 1e-6)
+        << "dpem " << *ll << " sklearn " << expected;
+    // The fitted covariances agree too (the likelihood's maximiser).
+    const Eigen::MatrixXd cov = fit->parameters.loadings * fit->parameters.loadings.transpose() +
+                                Eigen::MatrixXd(fit->parameters.noise_variances.asDiagonal());
+    const Eigen::MatrixXd expected_cov = ToMatrix(c.at("covariance"));
+    EXPECT_LT((cov - expected_cov).cwiseAbs().maxCoeff() / expected_cov.cwiseAbs().maxCoeff(),
+              1e-2);
+  }
+}
+
+}  // namespace
+}  // namespace dpem

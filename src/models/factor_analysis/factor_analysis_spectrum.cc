@@ -1,0 +1,68 @@
+// What factor analysis needs of the spectrum of its d x d second moment: the
+// top L eigenpairs (EM's start), the smallest eigenvalue and, for a private
+// fit, the eigenvalue repair (models/factor_analysis/factor_analysis_internal.h). Lanczos
+// above FaEmOptions::dense_max_dimension, so that nothing is O(d^3) there
+// unless the caller asks for the projection floor (FaEigenvalueRepair::kFloor)
+// and the floor changes the matrix.
+#include <cmath>
+#include <utility>
+
+#include "internal/krylov_eigen_solver.h"
+#include "models/factor_analysis/factor_analysis_internal.h"
+
+namespace dpem::internal {
+namespace {
+
+KrylovOptions KrylovFor(const FaEmOptions& o) {
+  KrylovOptions k;
+  k.threads = o.threads;
+  return k;
+}
+
+}  // namespace
+
+bool UseDenseEigenSolver(Eigen::Index d, Eigen::Index count, const FaEmOptions& o) {
+  return d <= o.dense_max_dimension || !KrylovCanSolve(d, count);
+}
+
+StatusOr<Eigenpairs> LeadingEigenpairs(const Eigen::MatrixXd& s, Eigen::Index count,
+                                       const FaEmOptions& o) {
+  if (UseDenseEigenSolver(s.rows(), count, o)) return TopEigenpairs(s, count);
+  StatusOr<Eigenpairs> krylov = KrylovTopEigenpairs(s, count, KrylovFor(o));
+  if (krylov.ok() || krylov.status().code() != StatusCode::kNumericalError) return krylov;
+  return TopEigenpairs(s, count);  // Lanczos did not converge: LAPACK.
+}
+
+StatusOr<double> LowestEigenvalue(const Eigen::MatrixXd& s, const FaEmOptions& o) {
+  if (UseDenseEigenSolver(s.rows(), 1, o)) return SmallestEigenvalue(s);
+  // ||S||_F from the lower triangle: the diagonal once, the rest twice.
+  double squares = s.diagonal().squaredNorm();
+  for (Eigen::Index j = 0; j + 1 < s.cols(); ++j) {
+    squares += 2.0 * s.col(j).tail(s.rows() - j - 1).squaredNorm();
+  }
+  StatusOr<double> krylov = KrylovSmallestEigenvalue(s, std::sqrt(squares), KrylovFor(o));
+  if (krylov.ok() || krylov.status().code() != StatusCode::kNumericalError) return krylov;
+  return SmallestEigenvalue(s);
+}
+
+StatusOr<Eigenpairs> RepairEigenvalues(Eigen::MatrixXd& s, double floor,
+                                       FaEigenvalueRepair repair, const FaEmOptions& o) {
+  Eigenpairs all;
+  if (repair == FaEigenvalueRepair::kFloor && UseDenseEigenSolver(s.rows(), o.factors, o)) {
+    // One decomposition gives the floor and the start, as before Lanczos.
+    DPEM_ASSIGN_OR_RETURN(s, FloorEigenvalues(s, floor, &all));
+    return all;
+  }
+  DPEM_ASSIGN_OR_RETURN(const double lowest, LowestEigenvalue(s, o));
+  // Lanczos's lowest Ritz value is within about 1e-10 ||S||_F of lambda_min
+  // (and above it): when it is >= floor, both repairs are the identity to
+  // that accuracy.
+  if (lowest < floor && repair == FaEigenvalueRepair::kFloor) {
+    DPEM_ASSIGN_OR_RETURN(s, FloorEigenvalues(s, floor, &all));
+    return all;
+  }
+  if (lowest < floor) s.diagonal().array() += floor - lowest;
+  return LeadingEigenpairs(s, o.factors, o);  // Shifted or not, same vectors.
+}
+
+}  // namespace dpem::internal

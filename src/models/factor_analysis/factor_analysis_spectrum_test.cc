@@ -1,0 +1,204 @@
+// Tests of what factor analysis takes from the spectrum of S: the Lanczos
+// path against the LAPACK path (eigenpairs of planted spectra, whole fits to
+// 1e-6 relative in the log-likelihood, computed here from a dense Cholesky
+// factor of C), and the private fit's eigenvalue repairs against their
+// definitions on planted spectra.
+#include <gtest/gtest.h>
+
+#include <Eigen/Cholesky>
+#include <Eigen/QR>
+#include <cmath>
+#include <limits>
+#include <numbers>
+#include <random>
+
+#include "dpem/models/factor_analysis/factor_analysis.h"
+#include "models/factor_analysis/factor_analysis_internal.h"
+
+#include "testing/random_matrices.h"
+
+namespace dpem::internal {
+namespace {
+
+using test_support::RandomOrthogonal;
+
+Eigen::MatrixXd Gaussian(Eigen::Index rows, Eigen::Index cols, unsigned seed) {
+  return test_support::GaussianMatrix(rows, cols, seed);
+}
+
+// The second moment of n draws of a planted factor model (d, L), plus an
+// optional symmetric noise of standard deviation `noise` per entry (a
+// release's); exactly symmetric, as a release is.
+Eigen::MatrixXd FactorSecondMoment(Eigen::Index d, Eigen::Index l, Eigen::Index n,
+                                   double noise, unsigned seed) {
+  const Eigen::MatrixXd w = Gaussian(d, l, seed) * 0.5;
+  const Eigen::VectorXd psi = (Gaussian(d, 1, seed + 1).array().abs() * 0.1 + 0.05).matrix();
+  const Eigen::MatrixXd x = Gaussian(n, l, seed + 2) * w.transpose() +
+                            Gaussian(n, d, seed + 3) * psi.cwiseSqrt().asDiagonal();
+  Eigen::MatrixXd s = x.transpose() * x / static_cast<double>(n) +
+                      Gaussian(d, d, seed + 4) * noise;
+  s.triangularView<Eigen::StrictlyUpper>() = s.transpose();
+  return s;
+}
+
+// -(d log 2 pi + log det C + tr(C^-1 S)) / 2 with a Cholesky factor of the
+// d x d covariance C = W W^T + Psi: independent of the Woodbury forms.
+double DenseLogLikelihood(const FaParameters& p, const Eigen::MatrixXd& s) {
+  const Eigen::MatrixXd c = p.loadings * p.loadings.transpose() +
+                            Eigen::MatrixXd(p.noise_variances.asDiagonal());
+  const Eigen::LLT<Eigen::MatrixXd> llt(c);
+  const Eigen::MatrixXd l = llt.matrixL();
+  const double d = static_cast<double>(s.rows());
+  return -0.5 * (d * std::log(2.0 * std::numbers::pi) + 2.0 * l.diagonal().array().log().sum() +
+                 llt.solve(s).trace());
+}
+
+FaEmOptions Em(int factors, int iterations, bool krylov) {
+  FaEmOptions o;
+  o.factors = factors;
+  o.iterations = iterations;
+  o.dense_max_dimension = krylov ? 0 : std::numeric_limits<Eigen::Index>::max();
+  return o;
+}
+
+TEST(FaSpectrumTest, LanczosFindsThePlantedTopEigenpairs) {
+  const Eigen::Index d = 200;
+  const Eigen::MatrixXd q = RandomOrthogonal(d, 1);
+  Eigen::VectorXd spectrum = Eigen::VectorXd::LinSpaced(d, 1.0, 0.01);
+  spectrum.head(5) << 9.0, 7.0, 5.0, 4.0, 3.0;
+  const Eigen::MatrixXd s = q * spectrum.asDiagonal() * q.transpose();
+  for (bool krylov : {true, false}) {
+    StatusOr<Eigenpairs> top = LeadingEigenpairs(s, 5, Em(5, 1, krylov));
+    ASSERT_TRUE(top.ok()) << top.status().ToString();
+    for (Eigen::Index k = 0; k < 5; ++k) {
+      EXPECT_NEAR(top->values(k), spectrum(k), 1e-11) << "krylov " << krylov;
+      EXPECT_NEAR(std::abs(top->vectors.col(k).dot(q.col(k))), 1.0, 1e-10);
+    }
+  }
+  StatusOr<double> low = LowestEigenvalue(s, Em(5, 1, true));
+  ASSERT_TRUE(low.ok()) << low.status().ToString();
+  EXPECT_NEAR(*low, 0.01, 1e-10);
+}
+
+// The same fit from Lanczos's start and LAPACK's: the log-likelihoods agree
+// to 1e-6 relative (in fact to about 1e-12), and each is the dense
+// Gaussian's.
+TEST(FaSpectrumTest, LanczosAndLapackStartsGiveTheSameFit) {
+  const Eigen::MatrixXd s = FactorSecondMoment(150, 4, 400, 0.0, 10);
+  StatusOr<FaParameters> krylov = FitFaToSecondMoment(s, Em(4, 50, true));
+  StatusOr<FaParameters> lapack = FitFaToSecondMoment(s, Em(4, 50, false));
+  ASSERT_TRUE(krylov.ok()) << krylov.status().ToString();
+  ASSERT_TRUE(lapack.ok()) << lapack.status().ToString();
+  const double ll_krylov = DenseLogLikelihood(*krylov, s);
+  const double ll_lapack = DenseLogLikelihood(*lapack, s);
+  EXPECT_NEAR(ll_krylov / ll_lapack, 1.0, 1e-6);
+  EXPECT_NEAR(*FaSecondMomentLogLikelihood(*krylov, s) / ll_krylov, 1.0, 1e-12);
+  EXPECT_LT((krylov->noise_variances - lapack->noise_variances).cwiseAbs().maxCoeff(), 1e-8);
+}
+
+// Progress reports the log-likelihood from the iteration's own product S A;
+// the last report is the log-likelihood of the returned model.
+TEST(FaSpectrumTest, TheLastProgressReportIsTheFittedModelsLikelihood) {
+  const Eigen::MatrixXd s = FactorSecondMoment(40, 3, 200, 0.0, 20);
+  double last = 0.0;
+  int reports = 0;
+  FaEmOptions o = Em(3, 30, false);
+  o.progress = [&](int, double ll) { last = ll, ++reports; };
+  StatusOr<FaParameters> fit = FitFaToSecondMoment(s, o);
+  ASSERT_TRUE(fit.ok()) << fit.status().ToString();
+  EXPECT_EQ(reports, 30);
+  EXPECT_NEAR(last / DenseLogLikelihood(*fit, s), 1.0, 1e-12);
+}
+
+TEST(FaSpectrumTest, TheFitDoesNotDependOnTheThreadCount) {
+  const Eigen::MatrixXd s = FactorSecondMoment(600, 3, 300, 1e-3, 30);
+  FaEmOptions o = Em(3, 10, true);
+  o.threads = 1;
+  StatusOr<FaParameters> one = FitFaToSecondMoment(s, o);
+  o.threads = 3;
+  StatusOr<FaParameters> three = FitFaToSecondMoment(s, o);
+  ASSERT_TRUE(one.ok() && three.ok());
+  EXPECT_EQ(one->loadings, three->loadings);
+  EXPECT_EQ(one->noise_variances, three->noise_variances);
+}
+
+// Lanczos breaks down on the zero matrix; LAPACK takes over.
+TEST(FaSpectrumTest, ALanczosFailureFallsBackToLapack) {
+  StatusOr<Eigenpairs> top = LeadingEigenpairs(Eigen::MatrixXd::Zero(80, 80), 2, Em(2, 1, true));
+  ASSERT_TRUE(top.ok()) << top.status().ToString();
+  EXPECT_EQ(top->values, Eigen::VectorXd::Zero(2));
+}
+
+// A planted indefinite spectrum: the shift adds (floor - lambda_min) I and
+// moves the top eigenvalues by as much; the floor is Q max(l, floor) Q^T.
+TEST(FaRepairTest, ShiftAndFloorAreTheirDefinitions) {
+  const Eigen::Index d = 120;
+  const Eigen::MatrixXd q = RandomOrthogonal(d, 2);
+  Eigen::VectorXd spectrum = Eigen::VectorXd::LinSpaced(d, 2.0, -0.5);
+  const Eigen::MatrixXd s = q * spectrum.asDiagonal() * q.transpose();
+  const double floor = 1e-3;
+  for (bool krylov : {true, false}) {
+    Eigen::MatrixXd shifted = s;
+    StatusOr<Eigenpairs> top =
+        RepairEigenvalues(shifted, floor, FaEigenvalueRepair::kShift, Em(3, 1, krylov));
+    ASSERT_TRUE(top.ok()) << top.status().ToString();
+    const Eigen::MatrixXd expected = s + (floor + 0.5) * Eigen::MatrixXd::Identity(d, d);
+    EXPECT_LT((shifted - expected).cwiseAbs().maxCoeff(), 1e-10) << "krylov " << krylov;
+    EXPECT_NEAR(top->values(0), 2.0 + floor + 0.5, 1e-10);
+    Eigen::MatrixXd floored = s;
+    top = RepairEigenvalues(floored, floor, FaEigenvalueRepair::kFloor, Em(3, 1, krylov));
+    ASSERT_TRUE(top.ok()) << top.status().ToString();
+    const Eigen::VectorXd lifted = spectrum.cwiseMax(floor);
+    EXPECT_LT((floored - q * lifted.asDiagonal() * q.transpose()).cwiseAbs().maxCoeff(), 1e-12);
+    EXPECT_NEAR(top->values(0), 2.0, 1e-12);
+  }
+}
+
+TEST(FaRepairTest, BothLeaveAMatrixAboveTheFloorAsItIs) {
+  const Eigen::MatrixXd s = FactorSecondMoment(100, 2, 500, 0.0, 3);
+  for (FaEigenvalueRepair repair : {FaEigenvalueRepair::kShift, FaEigenvalueRepair::kFloor}) {
+    for (bool krylov : {true, false}) {
+      Eigen::MatrixXd repaired = s;
+      StatusOr<Eigenpairs> top = RepairEigenvalues(repaired, 1e-6, repair, Em(2, 1, krylov));
+      ASSERT_TRUE(top.ok()) << top.status().ToString();
+      EXPECT_EQ(repaired, s);
+      ASSERT_GE(top->values.size(), 2);
+    }
+  }
+}
+
+// A noisy, indefinite "release": the shifted fits from Lanczos and LAPACK
+// agree to 1e-6 relative in the log-likelihood of the repaired matrix.
+TEST(FaRepairTest, TheShiftedFitIsTheSameOnBothPaths) {
+  const Eigen::MatrixXd noisy = FactorSecondMoment(160, 3, 100, 0.02, 40);
+  double ll[2] = {0.0, 0.0};
+  for (bool krylov : {true, false}) {
+    Eigen::MatrixXd s = noisy;
+    const FaEmOptions o = Em(3, 40, krylov);
+    StatusOr<Eigenpairs> top = RepairEigenvalues(s, 1e-6, FaEigenvalueRepair::kShift, o);
+    ASSERT_TRUE(top.ok()) << top.status().ToString();
+    EXPECT_GT(s(0, 0), noisy(0, 0));  // The noise made it indefinite.
+    StatusOr<FaParameters> fit = FitFaWithEigenpairs(s, *top, o);
+    ASSERT_TRUE(fit.ok()) << fit.status().ToString();
+    ll[krylov ? 0 : 1] = DenseLogLikelihood(*fit, s);
+  }
+  EXPECT_NEAR(ll[0] / ll[1], 1.0, 1e-6);
+}
+
+TEST(FaRepairTest, OptionsAreValidated) {
+  FaEmOptions o = Em(2, 1, true);
+  o.threads = -1;
+  EXPECT_EQ(o.Validate().code(), StatusCode::kInvalidArgument);
+  o = Em(2, 1, true);
+  o.dense_max_dimension = -1;
+  EXPECT_EQ(o.Validate().code(), StatusCode::kInvalidArgument);
+  FaFitOptions f;
+  f.em = Em(2, 1, true);
+  f.epsilon = std::numeric_limits<double>::infinity();
+  EXPECT_TRUE(f.Validate().ok());
+  f.eigenvalue_repair = static_cast<FaEigenvalueRepair>(7);
+  EXPECT_EQ(f.Validate().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace dpem::internal

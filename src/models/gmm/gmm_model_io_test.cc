@@ -1,0 +1,155 @@
+#include "dpem/models/gmm/gmm_model_io.h"
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "dpem/random/samplers.h"
+
+namespace dpem {
+namespace {
+
+GmmFit PrivateFit(std::uint64_t seed) {
+  Generator data_gen = Generator::FromSeed(1);
+  DataMatrix x(200, 2);
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    x(i, 0) = 3.0 + 0.5 * SampleStandardNormal(data_gen) + (i % 2 ? 1.0 : -1.0);
+    x(i, 1) = -2.0 + 0.5 * SampleStandardNormal(data_gen);
+  }
+  GmmFitOptions o;
+  o.components = 2;
+  o.iterations = 3;
+  o.epsilon = 2.0;
+  o.delta = 1e-5;
+  o.domain.data_norm = 4.0;
+  o.domain.center = Eigen::Vector2d(3.0, -2.0);
+  Generator gen = Generator::FromSeed(seed);
+  return FitGmm(x, o, gen).value();
+}
+
+TEST(GmmModelIoTest, RoundTripsEveryField) {
+  const GmmFit fit = PrivateFit(5);
+  const StatusOr<GmmFit> back = GmmModelFromJson(GmmModelToJson(fit));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->parameters.type, fit.parameters.type);
+  EXPECT_EQ(back->parameters.weights, fit.parameters.weights);  // Exact: 17 digits.
+  EXPECT_EQ(back->parameters.means, fit.parameters.means);
+  for (std::size_t k = 0; k < fit.parameters.covariances.size(); ++k) {
+    EXPECT_EQ(back->parameters.covariances[k], fit.parameters.covariances[k]);
+  }
+  EXPECT_EQ(back->domain.data_norm, 4.0);
+  EXPECT_EQ(back->domain.center, fit.domain.center);
+  EXPECT_EQ(back->n, 200);
+  EXPECT_EQ(back->iterations, 3);
+  EXPECT_EQ(back->seed, std::optional<std::uint64_t>(5));
+  const GmmGuarantee& g = back->guarantee;
+  EXPECT_TRUE(g.is_private);
+  EXPECT_EQ(g.epsilon, fit.guarantee.epsilon);
+  EXPECT_EQ(g.target_epsilon, 2.0);
+  EXPECT_EQ(g.noise_multipliers, fit.guarantee.noise_multipliers);
+  ASSERT_EQ(g.ledger.size(), fit.guarantee.ledger.size());
+  for (std::size_t i = 0; i < g.ledger.size(); ++i) {
+    EXPECT_EQ(g.ledger.releases()[i].label, fit.guarantee.ledger.releases()[i].label);
+    EXPECT_EQ(g.ledger.releases()[i].noise_scale, fit.guarantee.ledger.releases()[i].noise_scale);
+  }
+  // The stored ledger re-accounts to the stored epsilon.
+  EXPECT_EQ(ComputeEpsilon(g.ledger, g.delta, g.accountant).value(), g.epsilon);
+}
+
+TEST(GmmModelIoTest, RecordsTheNeighbourRelationAndSeedWarning) {
+  const nlohmann::json j = nlohmann::json::parse(GmmModelToJson(PrivateFit(6)));
+  EXPECT_EQ(j["privacy"]["neighbour_relation"], "replace-one");
+  EXPECT_EQ(j["privacy"]["seed"], 6);
+  EXPECT_NE(j["privacy"]["seed_warning"].get<std::string>().find("not for production"),
+            std::string::npos);
+  // The private start's two releases, then one joint release per iteration.
+  EXPECT_EQ(j["privacy"]["releases"].size(), 2u + 3u);
+  EXPECT_EQ(j["privacy"]["mechanisms"], "joint");
+}
+
+TEST(GmmModelIoTest, WritesAtomicallyAndReadsBack) {
+  const std::string dir = ::testing::TempDir() + "gmm_model_io_test";
+  std::filesystem::create_directories(dir);
+  const GmmFit fit = PrivateFit(7);
+  ASSERT_TRUE(WriteGmmModel(dir + "/m.json", fit).ok());
+  EXPECT_TRUE(ReadGmmModel(dir + "/m.json").ok());
+  EXPECT_EQ(WriteGmmModel(dir + "/missing/m.json", fit).code(), StatusCode::kIoError);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/missing"));
+  EXPECT_EQ(ReadGmmModel(dir + "/nope.json").status().code(), StatusCode::kNotFound);
+}
+
+// Each corruption of a valid model must be refused with a message naming it.
+TEST(GmmModelIoTest, RefusesDamagedModels) {
+  const nlohmann::json good = nlohmann::json::parse(GmmModelToJson(PrivateFit(8)));
+  struct Case {
+    const char* name;
+    void (*corrupt)(nlohmann::json&);
+    const char* mentions;
+  };
+  const Case cases[] = {
+      {"format", [](nlohmann::json& j) { j["format"] = "other"; }, "format"},
+      {"version", [](nlohmann::json& j) { j["version"] = 99; }, "version"},
+      {"missing weights", [](nlohmann::json& j) { j["parameters"].erase("weights"); }, "weights"},
+      {"weights type", [](nlohmann::json& j) { j["parameters"]["weights"] = "x"; }, "weights"},
+      {"K mismatch", [](nlohmann::json& j) { j["components"] = 3; }, "weights"},
+      {"not SPD", [](nlohmann::json& j) { j["parameters"]["covariances"][0][0][0] = -1.0; }, ""},
+      {"ragged means", [](nlohmann::json& j) { j["parameters"]["means"][0] = {1.0}; }, "means"},
+      {"bad R", [](nlohmann::json& j) { j["data_transform"]["data_norm"] = -1.0; }, ""},
+      {"centre size", [](nlohmann::json& j) { j["data_transform"]["center"] = {1.0}; }, "center"},
+      {"accountant", [](nlohmann::json& j) { j["privacy"]["accountant"] = "magic"; }, "magic"},
+      {"release", [](nlohmann::json& j) { j["privacy"]["releases"][0]["noise_scale"] = 0.0; }, ""},
+      {"private flag", [](nlohmann::json& j) { j["privacy"]["private"] = "yes"; }, "private"},
+  };
+  for (const Case& c : cases) {
+    nlohmann::json bad = good;
+    c.corrupt(bad);
+    const StatusOr<GmmFit> fit = GmmModelFromJson(bad.dump());
+    EXPECT_EQ(fit.status().code(), StatusCode::kInvalidArgument) << c.name;
+    EXPECT_NE(fit.status().message().find(c.mentions), std::string::npos)
+        << c.name << ": " << fit.status().message();
+  }
+  EXPECT_EQ(GmmModelFromJson("{not json").status().code(), StatusCode::kInvalidArgument);
+  // Counts that are not whole numbers in range (an out-of-range cast would be
+  // undefined behaviour), and a ledger that does not match the iterations.
+  for (const char* field : {"n", "iterations"}) {
+    for (double bad : {-5.0, 0.0, 2.5, 1e300}) {
+      nlohmann::json j = good;
+      j[field] = bad;
+      EXPECT_FALSE(GmmModelFromJson(j.dump()).ok()) << field << " = " << bad;
+    }
+  }
+  nlohmann::json short_ledger = good;
+  short_ledger["privacy"]["releases"].erase(0);
+  EXPECT_NE(GmmModelFromJson(short_ledger.dump()).status().message().find("releases"),
+            std::string::npos);
+  // The private start's releases: relabelled, or listed by a model that
+  // says it started at random (review finding).
+  ASSERT_EQ(good.at("init"), "private");
+  nlohmann::json relabelled = good;
+  relabelled["privacy"]["releases"][0]["label"] = "iteration 0 / joint statistics";
+  EXPECT_NE(GmmModelFromJson(relabelled.dump()).status().message().find("start"),
+            std::string::npos);
+  nlohmann::json claims_random = good;
+  claims_random["init"] = "random";
+  EXPECT_FALSE(GmmModelFromJson(claims_random.dump()).ok());
+}
+
+// A hostile header must not make the reader allocate what the file does not
+// hold (it used to throw std::bad_alloc out of the API and abort the CLI).
+TEST(GmmModelIoTest, HostileDimensionsAreRefusedWithoutAllocating) {
+  nlohmann::json j = nlohmann::json::parse(GmmModelToJson(PrivateFit(9)));
+  j["components"] = 200000;
+  j["dimension"] = 1000000;
+  j["parameters"]["weights"] = std::vector<double>(200000, 1.0 / 200000);
+  j["parameters"]["means"] = std::vector<std::vector<double>>(200000, std::vector<double>{0.0});
+  const StatusOr<GmmFit> fit = GmmModelFromJson(j.dump());
+  EXPECT_EQ(fit.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(fit.status().message().find("means"), std::string::npos);
+  EXPECT_EQ(GmmModelFromJson("[]").status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace dpem

@@ -1,0 +1,126 @@
+// The released noise of a whole private fit has the calibrated scale.
+//
+// With K = 1 every responsibility is 1 whatever the initialisation, and the
+// simplex projection of the noisy count gives N~ = N exactly. So over
+// repeated fits on fixed data the fitted mean varies only by the noise on the
+// released sum divided by N, and each fitted covariance entry by the noise on
+// the released second moment divided by N (to first order; the mean's noise
+// enters quadratically, and the data are centred so that the linear term
+// mu . noise vanishes). Comparing the empirical standard deviations with the
+// ledger's noise scales catches a variance used as a standard deviation, a
+// wrong sensitivity or a missing release anywhere between calibration and the
+// M-step. Label: statistical. Fixed seeds, no retries.
+#include <cmath>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "dpem/mechanisms/joint_release.h"
+#include "dpem/models/gmm/private_gmm.h"
+#include "dpem/random/samplers.h"
+
+namespace dpem {
+namespace {
+
+constexpr int kFits = 1500;
+constexpr Eigen::Index kRecords = 2000;
+
+DataMatrix CentredData() {
+  Generator gen = Generator::FromSeed(99);
+  DataMatrix x(kRecords, 2);
+  for (Eigen::Index i = 0; i < kRecords; ++i) {
+    x(i, 0) = 0.2 * SampleStandardNormal(gen);
+    x(i, 1) = 0.15 * SampleStandardNormal(gen);
+  }
+  x.rowwise() -= x.colwise().mean();  // mu = 0 exactly (up to rounding).
+  return x;
+}
+
+double StdDev(const std::vector<double>& v) {
+  double mean = 0, sq = 0;
+  for (double a : v) mean += a;
+  mean /= static_cast<double>(v.size());
+  for (double a : v) sq += (a - mean) * (a - mean);
+  return std::sqrt(sq / static_cast<double>(v.size() - 1));
+}
+
+// Five standard errors of a sample standard deviation of n Gaussian draws,
+// relative: 5 / sqrt(2 (n - 1)) = 9.1% for n = 1500.
+double Tolerance() { return 5.0 / std::sqrt(2.0 * (kFits - 1)); }
+
+TEST(PrivateGmmStatisticalTest, FittedParametersVaryByTheLedgersNoiseScales) {
+  const DataMatrix x = CentredData();
+  GmmFitOptions o;
+  o.components = 1;
+  o.iterations = 1;
+  o.epsilon = 8.0;  // Small noise, so floors and clamps never engage.
+  o.delta = 1e-5;
+  o.domain.data_norm = 2.0;
+  o.covariance = CovarianceType::kFull;
+  o.mechanisms = GmmMechanisms::kGgg;
+  o.init = GmmInit::kRandom;  // One iteration's releases only.
+  std::vector<double> mean0, cov00, cov01;
+  double sums_scale = 0, second_scale = 0;
+  for (int f = 0; f < kFits; ++f) {
+    Generator gen = Generator::FromSeed(1000 + f);
+    StatusOr<GmmFit> fit = FitGmm(x, o, gen);
+    ASSERT_TRUE(fit.ok()) << fit.status().ToString();
+    const std::vector<Release>& r = fit->guarantee.ledger.releases();
+    ASSERT_EQ(r.size(), 3u);
+    sums_scale = r[1].noise_scale;    // Unit-ball units.
+    second_scale = r[2].noise_scale;
+    mean0.push_back(fit->parameters.means(0, 0));
+    cov00.push_back(fit->parameters.covariances[0](0, 0));
+    cov01.push_back(fit->parameters.covariances[0](0, 1));
+  }
+  const double r = o.domain.data_norm, n = static_cast<double>(kRecords);
+  // Original units: a mean scales by R, a covariance by R^2.
+  EXPECT_NEAR(StdDev(mean0) / (r * sums_scale / n), 1.0, Tolerance());
+  EXPECT_NEAR(StdDev(cov00) / (r * r * second_scale / n), 1.0, Tolerance());
+  // Off-diagonal entries carry the same sigma (Analyze Gauss: one draw per
+  // upper-triangle entry, mirrored).
+  EXPECT_NEAR(StdDev(cov01) / (r * r * second_scale / n), 1.0, Tolerance());
+}
+
+}  // namespace
+}  // namespace dpem
+
+namespace dpem {
+namespace {
+
+// The same for the joint mechanism: one release per iteration whose block
+// scales are split x the recorded noise scale; off-diagonal covariance entries
+// carry 1/sqrt(2) of the diagonal's noise (the sqrt(2)-scaled upper triangle).
+TEST(PrivateGmmStatisticalTest, JointReleaseBlocksHaveTheirScales) {
+  const DataMatrix x = CentredData();
+  GmmFitOptions o;
+  o.components = 1;
+  o.iterations = 1;
+  o.epsilon = 8.0;
+  o.delta = 1e-5;
+  o.domain.data_norm = 2.0;
+  o.covariance = CovarianceType::kFull;
+  o.mechanisms = GmmMechanisms::kJoint;
+  o.init = GmmInit::kRandom;  // One iteration's release only.
+  const JointNoiseScales split = DefaultJointNoiseSplit(CovarianceType::kFull, 2, 1);
+  std::vector<double> mean0, cov00, cov01;
+  double sigma = 0;
+  for (int f = 0; f < kFits; ++f) {
+    Generator gen = Generator::FromSeed(5000 + f);
+    StatusOr<GmmFit> fit = FitGmm(x, o, gen);
+    ASSERT_TRUE(fit.ok()) << fit.status().ToString();
+    ASSERT_EQ(fit->guarantee.ledger.size(), 1u);
+    sigma = fit->guarantee.ledger.releases()[0].noise_scale;
+    mean0.push_back(fit->parameters.means(0, 0));
+    cov00.push_back(fit->parameters.covariances[0](0, 0));
+    cov01.push_back(fit->parameters.covariances[0](0, 1));
+  }
+  const double r = o.domain.data_norm, n = static_cast<double>(kRecords);
+  EXPECT_NEAR(StdDev(mean0) / (r * split.sums * sigma / n), 1.0, Tolerance());
+  EXPECT_NEAR(StdDev(cov00) / (r * r * split.second * sigma / n), 1.0, Tolerance());
+  EXPECT_NEAR(StdDev(cov01) / (r * r * split.second * sigma / (std::sqrt(2.0) * n)), 1.0,
+              Tolerance());
+}
+
+}  // namespace
+}  // namespace dpem

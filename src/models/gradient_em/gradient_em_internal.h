@@ -1,0 +1,24 @@
+// Block kernels of gradient EM (gradient_em_models.cc), used by the fit's
+// engine pass (gradient_em.cc). Private to the library.
+#ifndef DPEM_MODELS_GRADIENT_EM_GRADIENT_EM_INTERNAL_H_
+#define DPEM_MODELS_GRADIENT_EM_GRADIENT_EM_INTERNAL_H_
+
+#include <Eigen/Core>
+
+#include "dpem/models/gradient_em/gradient_em.h"
+
+namespace dpem::internal {
+
+// Rows [first, first + out.rows()) of PerRecordGradients into `out` (which
+// has d columns). Preconditions (checked by the callers): the data are valid,
+// beta has d finite entries and sigma is finite and > 0.
+void GradientRows(const GradientEmData& data, const Eigen::VectorXd& beta, double sigma,
+                  Eigen::Index first, DataMatrix& out);
+
+// The same for PerRecordGmmEmMaps (GMM data).
+void GmmEmMapRows(const GradientEmData& data, const Eigen::VectorXd& beta, double sigma,
+                  Eigen::Index first, DataMatrix& out);
+
+}  // namespace dpem::internal
+
+#endif  // DPEM_MODELS_GRADIENT_EM_GRADIENT_EM_INTERNAL_H_

@@ -1,0 +1,187 @@
+// The non-private core of k-means: see dpem/models/kmeans/kmeans.h.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dpem/models/gmm/gmm.h"  // kEStepChunkRows.
+#include "dpem/models/kmeans/kmeans.h"
+#include "engine/exact_sum.h"
+
+namespace dpem {
+namespace {
+
+Status CheckShapes(const Eigen::MatrixXd& centres, const DataMatrix& x) {
+  if (x.rows() == 0 || x.cols() == 0) return InvalidArgumentError("the data is empty");
+  if (centres.cols() != x.cols()) {
+    return InvalidArgumentError("the centres have " + std::to_string(centres.cols()) +
+                                " coordinates but the data has " + std::to_string(x.cols()) +
+                                " columns");
+  }
+  if (!x.allFinite()) return InvalidArgumentError("the data holds NaN or infinite values");
+  return OkStatus();
+}
+
+// Calls fn(first_row, block) for consecutive blocks of kEStepChunkRows rows.
+template <typename Fn>
+void ForEachChunk(const DataMatrix& x, Fn fn) {
+  for (Eigen::Index start = 0; start < x.rows(); start += kEStepChunkRows) {
+    const Eigen::Index rows = std::min(kEStepChunkRows, x.rows() - start);
+    fn(start, x.middleRows(start, rows));
+  }
+}
+
+}  // namespace
+
+KmeansStatistics KmeansStatistics::Zero(Eigen::Index components, Eigen::Index dimension) {
+  KmeansStatistics s;
+  s.counts = Eigen::VectorXd::Zero(components);
+  s.sums = Eigen::MatrixXd::Zero(components, dimension);
+  return s;
+}
+
+Status KmeansStatistics::Add(const KmeansStatistics& other) {
+  if (other.counts.size() != counts.size() || other.sums.rows() != sums.rows() ||
+      other.sums.cols() != sums.cols()) {
+    return InvalidArgumentError("k-means statistics of different shapes cannot be added");
+  }
+  counts += other.counts;
+  sums += other.sums;
+  sse += other.sse;
+  n += other.n;
+  return OkStatus();
+}
+
+StatusOr<NearestCentre> NearestCentre::Create(const Eigen::MatrixXd& centres) {
+  if (centres.rows() == 0 || centres.cols() == 0 || !centres.allFinite()) {
+    return InvalidArgumentError("centres must be a non-empty finite K x d matrix");
+  }
+  NearestCentre nc;
+  nc.centres_ = centres;
+  nc.half_squared_norms_ = 0.5 * centres.rowwise().squaredNorm().transpose();
+  return nc;
+}
+
+// scratch(i, k) = x_i . mu_k - ||mu_k||^2 / 2 (see Assign).
+void NearestCentre::SquaredDistances(const Eigen::Ref<const DataMatrix>& block,
+                                     Eigen::MatrixXd& out) const {
+  out.noalias() = block * centres_.transpose();
+  out.rowwise() -= half_squared_norms_;
+  out = ((-2.0 * out).colwise() + block.rowwise().squaredNorm()).cwiseMax(0.0);
+}
+
+void NearestCentre::Assign(const Eigen::Ref<const DataMatrix>& block, Eigen::VectorXi& labels,
+                           Eigen::VectorXd& distances, Eigen::MatrixXd& scratch) const {
+  // scratch(i, k) = x_i . mu_k - ||mu_k||^2 / 2; the nearest centre maximises
+  // it, and ||x_i - mu_k||^2 = ||x_i||^2 - 2 scratch(i, k).
+  scratch.noalias() = block * centres_.transpose();
+  scratch.rowwise() -= half_squared_norms_;
+  labels.resize(block.rows());
+  distances.resize(block.rows());
+  for (Eigen::Index i = 0; i < block.rows(); ++i) {
+    Eigen::Index best = 0;
+    const double top = scratch.row(i).maxCoeff(&best);  // First maximum on ties.
+    labels(i) = static_cast<int>(best);
+    distances(i) = std::max(0.0, block.row(i).squaredNorm() - 2.0 * top);
+  }
+}
+
+void NearestCentre::Accumulate(const Eigen::Ref<const DataMatrix>& block,
+                               KmeansStatistics& stats, Eigen::MatrixXd& scratch) const {
+  Eigen::VectorXi labels;
+  Eigen::VectorXd distances;
+  Assign(block, labels, distances, scratch);
+  for (Eigen::Index i = 0; i < block.rows(); ++i) {
+    stats.counts(labels(i)) += 1.0;
+    stats.sums.row(labels(i)) += block.row(i);
+  }
+  stats.sse += distances.sum();
+  stats.n += block.rows();
+}
+
+StatusOr<KmeansStatistics> ComputeKmeansStatistics(const Eigen::MatrixXd& centres,
+                                                   const DataMatrix& x) {
+  DPEM_RETURN_IF_ERROR(CheckShapes(centres, x));
+  DPEM_ASSIGN_OR_RETURN(const NearestCentre nc, NearestCentre::Create(centres));
+  KmeansStatistics stats = KmeansStatistics::Zero(centres.rows(), centres.cols());
+  Eigen::MatrixXd scratch;
+  ForEachChunk(x, [&](Eigen::Index, const Eigen::Ref<const DataMatrix>& block) {
+    nc.Accumulate(block, stats, scratch);
+  });
+  return stats;
+}
+
+StatusOr<KmeansStatistics> ComputeKmeansStatistics(const Eigen::MatrixXd& centres,
+                                                   const RowSource& x, const Engine& engine) {
+  if (x.cols() != centres.cols()) {
+    return InvalidArgumentError("the centres have " + std::to_string(centres.cols()) +
+                                " coordinates but the data has " + std::to_string(x.cols()) +
+                                " columns");
+  }
+  DPEM_ASSIGN_OR_RETURN(const NearestCentre nc, NearestCentre::Create(centres));
+  // Counts and sums (the released statistics): each block's partial from
+  // zero, the partials summed exactly (engine/exact_sum.h); sse and n in
+  // thread order.
+  struct Worker {
+    KmeansStatistics stats;
+    Eigen::MatrixXd scratch;
+    internal::ExactSum exact;
+  };
+  const auto released = [](KmeansStatistics& s) {
+    return std::vector<internal::StatisticArray>{{s.counts.data(), s.counts.size()},
+                                                 {s.sums.data(), s.sums.size()}};
+  };
+  DPEM_ASSIGN_OR_RETURN(
+      std::vector<Worker> workers,
+      engine.Reduce<Worker>(
+          x, centres.rows() + centres.cols(),
+          [&](Worker& w) {
+            w.stats = KmeansStatistics::Zero(centres.rows(), centres.cols());
+            w.exact = internal::ExactSum(w.stats.counts.size() + w.stats.sums.size());
+          },
+          [&](Worker& w, const RowBlock& block, Eigen::Index) {
+            nc.Accumulate(block, w.stats, w.scratch);
+            w.exact.FoldAndZero(released(w.stats));
+            return OkStatus();
+          }));
+  const internal::ExactSum exact = internal::MergeExactSums(workers, &Worker::exact);
+  for (size_t t = 1; t < workers.size(); ++t) {
+    DPEM_RETURN_IF_ERROR(workers[0].stats.Add(workers[t].stats));  // sse and n.
+  }
+  exact.WriteTo(released(workers[0].stats));
+  return std::move(workers[0].stats);
+}
+
+StatusOr<double> Nicv(const Eigen::MatrixXd& centres, const DataMatrix& x,
+                      const Eigen::VectorXd& shift) {
+  DPEM_RETURN_IF_ERROR(CheckShapes(centres, x));
+  if (shift.size() != 0 && shift.size() != x.cols()) {
+    return InvalidArgumentError("the shift must have one entry per column");
+  }
+  if (shift.size() == 0) {
+    DPEM_ASSIGN_OR_RETURN(const KmeansStatistics s, ComputeKmeansStatistics(centres, x));
+    return s.sse / static_cast<double>(x.rows());
+  }
+  const DataMatrix shifted = x.rowwise() - shift.transpose();
+  const Eigen::MatrixXd c = centres.rowwise() - shift.transpose();
+  DPEM_ASSIGN_OR_RETURN(const KmeansStatistics s, ComputeKmeansStatistics(c, shifted));
+  return s.sse / static_cast<double>(x.rows());
+}
+
+StatusOr<Eigen::VectorXi> NearestCentreLabels(const Eigen::MatrixXd& centres,
+                                              const DataMatrix& x) {
+  DPEM_RETURN_IF_ERROR(CheckShapes(centres, x));
+  DPEM_ASSIGN_OR_RETURN(const NearestCentre nc, NearestCentre::Create(centres));
+  Eigen::VectorXi out(x.rows());
+  Eigen::VectorXi labels;
+  Eigen::VectorXd distances;
+  Eigen::MatrixXd scratch;
+  ForEachChunk(x, [&](Eigen::Index start, const Eigen::Ref<const DataMatrix>& block) {
+    nc.Assign(block, labels, distances, scratch);
+    out.segment(start, block.rows()) = labels;
+  });
+  return out;
+}
+
+}  // namespace dpem

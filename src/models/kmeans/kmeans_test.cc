@@ -1,0 +1,232 @@
+// Tests of the non-private k-means core (dpem/models/kmeans/kmeans.h): the
+// nearest-centre kernel and the block-wise statistics against brute force,
+// NICV, and the sensitivities of the released statistics under replace-one
+// neighbours, by brute force over adversarial and random neighbouring pairs.
+#include "dpem/models/kmeans/kmeans.h"
+
+#include <cmath>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "dpem/models/gmm/gmm.h"
+
+namespace dpem {
+namespace {
+
+DataMatrix RandomData(Eigen::Index n, Eigen::Index d, std::uint32_t seed, double scale = 1.0) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal(0.0, scale);
+  DataMatrix x(n, d);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    for (Eigen::Index j = 0; j < d; ++j) x(i, j) = normal(rng);
+  }
+  return x;
+}
+
+// Brute force: nearest centre by explicit squared distances, first on ties.
+void BruteForce(const Eigen::MatrixXd& c, const DataMatrix& x, Eigen::VectorXd& counts,
+                Eigen::MatrixXd& sums, double& sse) {
+  counts = Eigen::VectorXd::Zero(c.rows());
+  sums = Eigen::MatrixXd::Zero(c.rows(), c.cols());
+  sse = 0.0;
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    Eigen::Index best = 0;
+    double best_d = INFINITY;
+    for (Eigen::Index k = 0; k < c.rows(); ++k) {
+      double dist = 0.0;
+      for (Eigen::Index j = 0; j < c.cols(); ++j) dist += std::pow(x(i, j) - c(k, j), 2);
+      if (dist < best_d) {
+        best_d = dist;
+        best = k;
+      }
+    }
+    counts(best) += 1.0;
+    sums.row(best) += x.row(i);
+    sse += best_d;
+  }
+}
+
+TEST(KmeansStatisticsTest, MatchesBruteForceAcrossManyBlocks) {
+  // More rows than two blocks, so the block loop and Add are exercised.
+  const DataMatrix x = RandomData(2 * kEStepChunkRows + 123, 3, 1);
+  const Eigen::MatrixXd c = RandomData(5, 3, 2);
+  Eigen::VectorXd counts;
+  Eigen::MatrixXd sums;
+  double sse = 0.0;
+  BruteForce(c, x, counts, sums, sse);
+  const StatusOr<KmeansStatistics> s = ComputeKmeansStatistics(c, x);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->n, x.rows());
+  EXPECT_EQ(s->counts, counts);
+  EXPECT_LT((s->sums - sums).cwiseAbs().maxCoeff(), 1e-9);
+  EXPECT_NEAR(s->sse, sse, 1e-9 * sse);
+}
+
+TEST(KmeansStatisticsTest, EnginePassMatchesBruteForceForAnyThreadsAndBlocks) {
+  const DataMatrix x = RandomData(1000, 3, 5);
+  const Eigen::MatrixXd c = RandomData(4, 3, 6);
+  Eigen::VectorXd counts;
+  Eigen::MatrixXd sums;
+  double sse = 0.0;
+  BruteForce(c, x, counts, sums, sse);
+  const MatrixRowSource source = *MatrixRowSource::Borrow(x);
+  for (int threads : {1, 2, 3}) {
+    for (Eigen::Index rows : {7, 0}) {  // 0: the engine's default block size.
+      const Engine engine = *Engine::Create({threads, rows});
+      const StatusOr<KmeansStatistics> s = ComputeKmeansStatistics(c, source, engine);
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      EXPECT_EQ(s->n, x.rows());
+      EXPECT_EQ(s->counts, counts);
+      EXPECT_LT((s->sums - sums).cwiseAbs().maxCoeff(), 1e-12);
+      EXPECT_NEAR(s->sse, sse, 1e-12 * sse);
+      // Same thread count, same bits.
+      const KmeansStatistics again = *ComputeKmeansStatistics(c, source, engine);
+      EXPECT_EQ(again.sums, s->sums);
+    }
+  }
+  const DataMatrix wrong = RandomData(10, 2, 7);
+  EXPECT_FALSE(ComputeKmeansStatistics(c, *MatrixRowSource::Borrow(wrong),
+                                       *Engine::Create({1, 0}))
+                   .ok());
+}
+
+TEST(KmeansStatisticsTest, AddSumsDisjointBlocksAndRefusesShapes) {
+  const DataMatrix x = RandomData(100, 2, 3);
+  const Eigen::MatrixXd c = RandomData(3, 2, 4);
+  KmeansStatistics a = *ComputeKmeansStatistics(c, x.topRows(40));
+  const KmeansStatistics b = *ComputeKmeansStatistics(c, x.bottomRows(60));
+  const KmeansStatistics all = *ComputeKmeansStatistics(c, x);
+  ASSERT_TRUE(a.Add(b).ok());
+  EXPECT_EQ(a.counts, all.counts);
+  EXPECT_LT((a.sums - all.sums).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_NEAR(a.sse, all.sse, 1e-12);
+  EXPECT_EQ(a.n, 100);
+  KmeansStatistics wrong = KmeansStatistics::Zero(4, 2);
+  EXPECT_FALSE(a.Add(wrong).ok());
+  EXPECT_EQ(a.n, 100);
+}
+
+TEST(KmeansStatisticsTest, TiesGoToTheLowestIndex) {
+  Eigen::MatrixXd c(3, 1);
+  c << 1.0, -1.0, 1.0;  // x = 0 is equidistant from all; 1 and 3 coincide.
+  DataMatrix x(2, 1);
+  x << 0.0, 2.0;
+  const Eigen::VectorXi labels = *NearestCentreLabels(c, x);
+  EXPECT_EQ(labels(0), 0);
+  EXPECT_EQ(labels(1), 0);
+}
+
+TEST(KmeansNicvTest, DefinitionAndTranslationInvariance) {
+  // Two records per centre at distance 1 and 3: NICV = (1 + 9 + 1 + 9) / 4.
+  Eigen::MatrixXd c(2, 2);
+  c << 0, 0, 100, 0;
+  DataMatrix x(4, 2);
+  x << 1, 0, 0, 3, 101, 0, 100, -3;
+  EXPECT_DOUBLE_EQ(*Nicv(c, x), 5.0);
+  // Far from the origin (lat/lon-like offsets) the shifted form stays exact.
+  const Eigen::Vector2d offset(4.0e6, -7.0e6);
+  const DataMatrix xs = x.rowwise() + offset.transpose();
+  const Eigen::MatrixXd cs = c.rowwise() + offset.transpose();
+  EXPECT_NEAR(*Nicv(cs, xs, offset), 5.0, 1e-12);
+  EXPECT_FALSE(Nicv(cs, xs, Eigen::VectorXd::Zero(3)).ok());
+}
+
+TEST(KmeansNicvTest, RefusesBadInput) {
+  Eigen::MatrixXd c = Eigen::MatrixXd::Zero(2, 2);
+  DataMatrix x = DataMatrix::Zero(3, 3);
+  EXPECT_FALSE(Nicv(c, x).ok());
+  DataMatrix nan = DataMatrix::Zero(2, 2);
+  nan(1, 1) = NAN;
+  EXPECT_FALSE(Nicv(c, nan).ok());
+  EXPECT_FALSE(NearestCentre::Create(Eigen::MatrixXd()).ok());
+}
+
+// ---------------------------------------------------------------------------
+// Sensitivities by brute force: neighbouring data sets D, D' (one record
+// replaced, both in the unit ball), the same released centres (the analysis
+// conditions on earlier releases), statistics computed by the library.
+
+struct Change {
+  double joint_l2 = 0.0;
+  double joint_l1 = 0.0;
+  double counts_l1 = 0.0;
+  double sums_l1 = 0.0;
+};
+
+Change StatisticsChange(const Eigen::MatrixXd& c, DataMatrix x, const Eigen::RowVectorXd& a,
+                        const Eigen::RowVectorXd& b) {
+  x.row(0) = a;
+  const KmeansStatistics s = *ComputeKmeansStatistics(c, x);
+  x.row(0) = b;
+  const KmeansStatistics t = *ComputeKmeansStatistics(c, x);
+  const Eigen::VectorXd dn = s.counts - t.counts;
+  const Eigen::MatrixXd ds = s.sums - t.sums;
+  Change ch;
+  ch.joint_l2 = std::sqrt(dn.squaredNorm() + ds.squaredNorm());
+  ch.counts_l1 = dn.lpNorm<1>();
+  ch.sums_l1 = ds.cwiseAbs().sum();
+  ch.joint_l1 = ch.counts_l1 + ch.sums_l1;
+  return ch;
+}
+
+Eigen::RowVectorXd RandomInBall(std::mt19937& rng, Eigen::Index d, bool sphere) {
+  std::normal_distribution<double> normal;
+  std::uniform_real_distribution<double> unif;
+  Eigen::RowVectorXd v(d);
+  for (Eigen::Index j = 0; j < d; ++j) v(j) = normal(rng);
+  v /= v.norm();
+  return sphere ? v : v * std::pow(unif(rng), 1.0 / static_cast<double>(d));
+}
+
+TEST(KmeansSensitivityTest, BoundsHoldAndAreAttained) {
+  for (Eigen::Index d : {1, 2, 3, 5}) {
+    std::mt19937 rng(static_cast<std::uint32_t>(10 + d));
+    const Eigen::MatrixXd c = RandomData(4, d, static_cast<std::uint32_t>(20 + d), 0.5);
+    DataMatrix x = RandomData(30, d, static_cast<std::uint32_t>(30 + d), 0.3);
+    for (Eigen::Index i = 0; i < x.rows(); ++i) {
+      if (x.row(i).norm() > 1) x.row(i) /= x.row(i).norm();
+    }
+    Change worst;
+    auto visit = [&](const Eigen::RowVectorXd& a, const Eigen::RowVectorXd& b) {
+      const Change ch = StatisticsChange(c, x, a, b);
+      worst.joint_l2 = std::max(worst.joint_l2, ch.joint_l2);
+      worst.joint_l1 = std::max(worst.joint_l1, ch.joint_l1);
+      worst.counts_l1 = std::max(worst.counts_l1, ch.counts_l1);
+      worst.sums_l1 = std::max(worst.sums_l1, ch.sums_l1);
+    };
+    for (int t = 0; t < 3000; ++t) {
+      const Eigen::RowVectorXd a = RandomInBall(rng, d, t % 2 == 0);
+      visit(a, RandomInBall(rng, d, t % 3 == 0));
+      visit(a, -a);  // Same cluster or not: the sum moves by 2.
+      // Unit vectors with equal |entries| maximise ||x||_1 = sqrt(d) on the
+      // sphere: pairs of random sign patterns.
+      auto signs = [&] {
+        Eigen::RowVectorXd e = RandomInBall(rng, d, true).array().sign().matrix();
+        return Eigen::RowVectorXd(e / std::sqrt(static_cast<double>(d)));
+      };
+      const Eigen::RowVectorXd e = signs();
+      visit(e, -e);
+      visit(e, signs());
+    }
+    const double l1 = KmeansJointL1Sensitivity(d);
+    EXPECT_LE(worst.joint_l2, kKmeansJointL2Sensitivity * (1 + 1e-12)) << "d=" << d;
+    EXPECT_LE(worst.joint_l1, l1 * (1 + 1e-12)) << "d=" << d;
+    EXPECT_LE(worst.counts_l1, kKmeansCountsL1Sensitivity) << "d=" << d;
+    EXPECT_LE(worst.sums_l1, KmeansSumsL1Sensitivity(d) * (1 + 1e-12)) << "d=" << d;
+    // Attained (the searches above include the maximisers).
+    EXPECT_GT(worst.joint_l2, 2.0 * (1 - 1e-9)) << "d=" << d;
+    EXPECT_GT(worst.counts_l1, 2.0 - 1e-12) << "d=" << d;
+    EXPECT_GT(worst.sums_l1, KmeansSumsL1Sensitivity(d) * 0.98) << "d=" << d;
+    EXPECT_GT(worst.joint_l1, l1 * 0.98) << "d=" << d;
+  }
+}
+
+TEST(KmeansSensitivityTest, ClosedForms) {
+  EXPECT_DOUBLE_EQ(KmeansSumsL1Sensitivity(4), 4.0);
+  EXPECT_DOUBLE_EQ(KmeansJointL1Sensitivity(4), 6.0);
+  EXPECT_DOUBLE_EQ(KmeansJointL1Sensitivity(2), 2.0 + 2.0 * std::sqrt(2.0));
+}
+
+}  // namespace
+}  // namespace dpem

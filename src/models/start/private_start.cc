@@ -1,0 +1,331 @@
+// The private start: see models/start/private_start.h.
+#include "models/start/private_start.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+#include "dpem/random/samplers.h"
+#include "internal/linear_algebra.h"
+
+namespace dpem::internal {
+namespace {
+
+constexpr char kCoarseLabel[] = "coarse counts and sums";
+constexpr char kFineLabel[] = "counts and sums";
+
+// Squared distances of every point (M x d) to every centre (K x d), M x K.
+Eigen::MatrixXd SquaredDistances(const Eigen::MatrixXd& points, const Eigen::MatrixXd& centres) {
+  Eigen::MatrixXd d2 = (-2.0 * points * centres.transpose()).eval();
+  d2.colwise() += points.rowwise().squaredNorm();
+  d2.rowwise() += centres.rowwise().squaredNorm().transpose();
+  return d2.cwiseMax(0.0);
+}
+
+// Draws an index with probability proportional to `mass` (>= 0, sum > 0).
+Eigen::Index DrawProportional(const Eigen::VectorXd& mass, Generator& gen) {
+  const double target = gen.UniformOpen01() * mass.sum();
+  double cumulative = 0.0;
+  for (Eigen::Index i = 0; i < mass.size(); ++i) {
+    cumulative += mass(i);
+    if (cumulative > target && mass(i) > 0.0) return i;
+  }
+  Eigen::Index last = 0;
+  for (Eigen::Index i = 0; i < mass.size(); ++i) {
+    if (mass(i) > 0.0) last = i;
+  }
+  return last;
+}
+
+// Weighted k-means++ seeding (D^2 sampling with mass w_i D_i^2).
+Eigen::MatrixXd WeightedSeeds(const Eigen::MatrixXd& points, const Eigen::VectorXd& weights,
+                              int k, Generator& gen) {
+  Eigen::MatrixXd centres(k, points.cols());
+  centres.row(0) = points.row(DrawProportional(weights, gen));
+  Eigen::VectorXd nearest = SquaredDistances(points, centres.topRows(1)).col(0);
+  for (int c = 1; c < k; ++c) {
+    const Eigen::VectorXd mass = weights.cwiseProduct(nearest);
+    const Eigen::Index pick = mass.sum() > 0.0 ? DrawProportional(mass, gen)
+                                               : DrawProportional(weights, gen);
+    centres.row(c) = points.row(pick);
+    nearest = nearest.cwiseMin(SquaredDistances(points, centres.row(c)).col(0));
+  }
+  return centres;
+}
+
+// Weighted Lloyd from `clusters.centres`; fills weights and spreads and
+// returns the weighted squared error.
+double WeightedLloyd(const Eigen::MatrixXd& points, const Eigen::VectorXd& weights,
+                     StartClusters& clusters) {
+  const Eigen::Index k = clusters.centres.rows();
+  Eigen::VectorXi labels = Eigen::VectorXi::Constant(points.rows(), -1);
+  for (int it = 0; it < kStartLloydIterations; ++it) {
+    const Eigen::MatrixXd d2 = SquaredDistances(points, clusters.centres);
+    bool moved = false;
+    for (Eigen::Index i = 0; i < points.rows(); ++i) {
+      Eigen::Index best = 0;
+      d2.row(i).minCoeff(&best);
+      moved = moved || labels(i) != best;
+      labels(i) = static_cast<int>(best);
+    }
+    if (!moved) break;
+    Eigen::MatrixXd sums = Eigen::MatrixXd::Zero(k, points.cols());
+    Eigen::VectorXd mass = Eigen::VectorXd::Zero(k);
+    for (Eigen::Index i = 0; i < points.rows(); ++i) {
+      sums.row(labels(i)) += weights(i) * points.row(i);
+      mass(labels(i)) += weights(i);
+    }
+    for (Eigen::Index c = 0; c < k; ++c) {
+      if (mass(c) > 0.0) clusters.centres.row(c) = sums.row(c) / mass(c);
+    }
+  }
+  const Eigen::MatrixXd d2 = SquaredDistances(points, clusters.centres);
+  clusters.weights = Eigen::VectorXd::Zero(k);
+  clusters.spreads = Eigen::VectorXd::Zero(k);
+  double error = 0.0;
+  for (Eigen::Index i = 0; i < points.rows(); ++i) {
+    Eigen::Index c = 0;
+    const double d = d2.row(i).minCoeff(&c);
+    clusters.weights(c) += weights(i);
+    clusters.spreads(c) += weights(i) * d;
+    error += weights(i) * d;
+  }
+  for (Eigen::Index c = 0; c < k; ++c) {
+    if (clusters.weights(c) > 0.0) clusters.spreads(c) /= clusters.weights(c);
+  }
+  clusters.weights /= clusters.weights.sum();
+  return error;
+}
+
+// The sketch of released (counts, sums): the cells that pass the count
+// threshold (at least the k largest counts), as points and weights.
+void SketchFromRelease(const KmeansStatistics& noisy, const Eigen::MatrixXd& candidates,
+                       Eigen::Index k, double sigma, Eigen::MatrixXd& points, Eigen::VectorXd& weights) {
+  const Eigen::Index m = noisy.counts.size();
+  std::vector<Eigen::Index> order(static_cast<size_t>(m));
+  std::iota(order.begin(), order.end(), Eigen::Index{0});
+  std::stable_sort(order.begin(), order.end(), [&](Eigen::Index a, Eigen::Index b) {
+    return noisy.counts(a) > noisy.counts(b);
+  });
+  Eigen::Index kept = 0;
+  while (kept < m && (kept < k || noisy.counts(order[kept]) >= kStartCountSigmas * sigma)) {
+    ++kept;
+  }
+  points.resize(kept, candidates.cols());
+  weights.resize(kept);
+  for (Eigen::Index i = 0; i < kept; ++i) {
+    const Eigen::Index cell = order[static_cast<size_t>(i)];
+    const double count = noisy.counts(cell);
+    Eigen::RowVectorXd mean = noisy.sums.row(cell) / count;
+    // A cell kept only to reach K (count below 1 or the quotient not
+    // finite) stands at its candidate with unit weight.
+    if (!(count >= 1.0) || !mean.allFinite()) mean = candidates.row(cell);
+    ProjectOntoUnitBall(mean);
+    points.row(i) = mean;
+    weights(i) = std::max(count, 1.0);
+  }
+}
+
+// Splits `total` into integer shares proportional to `weights` (> 0) by
+// largest remainders: exactly `total` in all.
+std::vector<Eigen::Index> Apportion(const Eigen::VectorXd& weights, Eigen::Index total) {
+  const Eigen::VectorXd exact = weights / weights.sum() * static_cast<double>(total);
+  std::vector<Eigen::Index> shares(static_cast<size_t>(weights.size()));
+  std::vector<std::pair<double, Eigen::Index>> remainders;
+  Eigen::Index given = 0;
+  for (Eigen::Index i = 0; i < weights.size(); ++i) {
+    shares[static_cast<size_t>(i)] = static_cast<Eigen::Index>(std::floor(exact(i)));
+    given += shares[static_cast<size_t>(i)];
+    remainders.emplace_back(exact(i) - std::floor(exact(i)), i);
+  }
+  std::stable_sort(remainders.begin(), remainders.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (size_t r = 0; given < total; ++r, ++given) {
+    ++shares[static_cast<size_t>(remainders[r % remainders.size()].second)];
+  }
+  return shares;
+}
+
+// One round: the cells of `candidates`, their counts and sums released by
+// `spec`, and the sketch of the cells kept (at least `min_kept`).
+Status SketchRound(const RowSource& unit, const Eigen::MatrixXd& candidates,
+                   const NoiseSpec& spec, Eigen::Index min_kept, const Engine& engine,
+                   Generator& gen, PrivacyLedger& ledger, Eigen::MatrixXd& points,
+                   Eigen::VectorXd& weights) {
+  DPEM_ASSIGN_OR_RETURN(KmeansStatistics s, ComputeKmeansStatistics(candidates, unit, engine));
+  DPEM_RETURN_IF_ERROR(ReleaseCountsAndSums(s, spec, gen, ledger));
+  SketchFromRelease(s, candidates, min_kept, spec.NoiseScale(), points, weights);
+  return OkStatus();
+}
+
+}  // namespace
+
+int StartRestarts(Eigen::Index points, int k) {
+  const double one_run = static_cast<double>(points) * k * kStartLloydIterations;
+  const double affordable = std::floor(kStartClusteringWork / one_run);
+  return static_cast<int>(std::clamp(affordable, 1.0, static_cast<double>(kStartRestarts)));
+}
+
+ReleasePattern PrivateStartPattern(NoiseSampling sampling) {
+  // Noise weights 1 / sqrt(share): zCDP cost in the ratio of the shares.
+  constexpr MechanismKind kGaussian = MechanismKind::kGaussian;
+  return {"private start",
+          {{kGaussian, 1, 1.0 / std::sqrt(kStartCoarseShare), kCoarseLabel, sampling},
+           {kGaussian, 1, 1.0 / std::sqrt(1.0 - kStartCoarseShare), kFineLabel, sampling}}};
+}
+
+StatusOr<PrivateStartPlan> MakePrivateStartPlan(NoiseSampling sampling,
+                                                const std::vector<double>& multipliers, int k,
+                                                Eigen::Index n) {
+  if (multipliers.size() != 2) {
+    return InvalidArgumentError("the private start needs two noise multipliers");
+  }
+  if (k < 1) return InvalidArgumentError("the private start needs K >= 1");
+  constexpr double kSensitivity = kKmeansJointL2Sensitivity;
+  constexpr MechanismKind kGaussian = MechanismKind::kGaussian;
+  PrivateStartPlan plan;
+  plan.coarse = {kGaussian, kSensitivity, multipliers[0],
+                 std::string("start / ") + kCoarseLabel, sampling};
+  plan.fine = {kGaussian, kSensitivity, multipliers[1], std::string("start / ") + kFineLabel,
+               sampling};
+  DPEM_RETURN_IF_ERROR(ValidateNoiseSpec(plan.coarse));
+  DPEM_RETURN_IF_ERROR(ValidateNoiseSpec(plan.fine));
+  plan.components = k;
+  plan.coarse_candidates = static_cast<Eigen::Index>(kStartCoarsePerComponent) * k;
+  const double by_noise =
+      std::floor(static_cast<double>(n) / (kStartRecordsPerCellSigmas * plan.fine.NoiseScale()));
+  const double most = static_cast<double>(kStartOversampling) * k;
+  plan.fine_candidates = static_cast<Eigen::Index>(std::max<double>(k, std::min(most, by_noise)));
+  return plan;
+}
+
+Status CheckPrivateStart(const PrivateStartPlan& plan, Eigen::Index d) {
+  DPEM_RETURN_IF_ERROR(CheckRelease(plan.coarse, plan.coarse_candidates * (d + 1)));
+  return CheckRelease(plan.fine, plan.fine_candidates * (d + 1));
+}
+
+// The fine round's M candidates: each coarse sketch point gets a share of
+// them proportional to its weight, drawn around it from N(point, s^2 I) with
+// s = half the distance to its nearest other coarse point over sqrt(d) (the
+// splitting step of Linde, Buzo and Gray's vector quantiser), projected onto
+// the ball. Post-processing of the coarse release.
+Eigen::VectorXd NearestOtherDistances(const Eigen::MatrixXd& points) {
+  Eigen::VectorXd nearest =
+      Eigen::VectorXd::Constant(points.rows(), std::numeric_limits<double>::infinity());
+  for (Eigen::Index i = 0; i < points.rows(); ++i) {
+    for (Eigen::Index j = 0; j < points.rows(); ++j) {
+      if (j != i) nearest(i) = std::min(nearest(i), (points.row(i) - points.row(j)).norm());
+    }
+  }
+  return nearest;
+}
+
+StatusOr<Eigen::MatrixXd> FineCandidates(const Eigen::MatrixXd& points,
+                                         const Eigen::VectorXd& weights, Eigen::Index m,
+                                         Generator& gen) {
+  const Eigen::Index d = points.cols();
+  const Eigen::VectorXd nearest = NearestOtherDistances(points);
+  const std::vector<Eigen::Index> shares = Apportion(weights, m);
+  Eigen::MatrixXd next(m, d);
+  Eigen::Index row = 0;
+  for (Eigen::Index i = 0; i < points.rows(); ++i) {
+    // A lone point splits at the ball's scale, one whose nearest neighbour
+    // coincides with it at kMinFineJitter: never a zero standard deviation
+    // (review finding).
+    const double reach = std::isfinite(nearest(i)) ? nearest(i) : 1.0;
+    const double scale = std::max(kMinFineJitter, 0.5 * reach / std::sqrt(d));
+    for (Eigen::Index c = 0; c < shares[static_cast<size_t>(i)]; ++c, ++row) {
+      DPEM_ASSIGN_OR_RETURN(const Eigen::VectorXd jitter, SampleGaussianVector(gen, d, scale));
+      Eigen::RowVectorXd p = points.row(i) + jitter.transpose();
+      ProjectOntoUnitBall(p);
+      next.row(row) = p;
+    }
+  }
+  return next;
+}
+
+Status CheckStartInLedger(const PrivacyLedger& ledger, bool starts_privately) {
+  std::vector<std::string> start;
+  bool iterations_seen = false;
+  for (const Release& r : ledger.releases()) {
+    if (r.label.rfind("start / ", 0) == 0) {
+      if (iterations_seen) return InvalidArgumentError("a start release follows an iteration's");
+      start.push_back(r.label);
+    }
+    iterations_seen = iterations_seen || r.label.rfind("iteration ", 0) == 0;
+  }
+  const std::vector<std::string> expected = {std::string("start / ") + kCoarseLabel,
+                                             std::string("start / ") + kFineLabel};
+  if (starts_privately ? start != expected : !start.empty()) {
+    return InvalidArgumentError(starts_privately
+                                    ? "a privately started model must list the start's two "
+                                      "releases before its iterations'"
+                                    : "only a privately started model lists start releases");
+  }
+  return OkStatus();
+}
+
+StatusOr<Eigen::MatrixXd> UniformInUnitBall(Eigen::Index m, Eigen::Index d, Generator& gen) {
+  Eigen::MatrixXd points(m, d);
+  for (Eigen::Index i = 0; i < m; ++i) {
+    DPEM_ASSIGN_OR_RETURN(const Eigen::VectorXd dir, SampleGaussianVector(gen, d, 1.0));
+    const double radius = std::pow(gen.UniformOpen01(), 1.0 / static_cast<double>(d));
+    const double norm = dir.norm();
+    points.row(i) = (norm > 0 ? dir / norm : dir).transpose() * radius;
+  }
+  return points;
+}
+
+Status ReleaseCountsAndSums(KmeansStatistics& s, const NoiseSpec& spec, Generator& gen,
+                            PrivacyLedger& ledger) {
+  s.sse = std::numeric_limits<double>::quiet_NaN();
+  const Eigen::Index k = s.counts.size(), d = s.sums.cols();
+  Eigen::VectorXd v(k + k * d);
+  v.head(k) = s.counts;
+  for (Eigen::Index c = 0; c < k; ++c) v.segment(k + c * d, d) = s.sums.row(c).transpose();
+  DPEM_RETURN_IF_ERROR(ReleaseVector(v, spec, gen, ledger));
+  s.counts = v.head(k);
+  for (Eigen::Index c = 0; c < k; ++c) s.sums.row(c) = v.segment(k + c * d, d).transpose();
+  return OkStatus();
+}
+
+StatusOr<StartClusters> WeightedKmeans(const Eigen::MatrixXd& points,
+                                       const Eigen::VectorXd& weights, int k, Generator& gen) {
+  if (k < 1 || k > points.rows() || weights.size() != points.rows() ||
+      !(weights.array() > 0.0).all() || !points.allFinite()) {
+    return InvalidArgumentError("weighted k-means needs 1 <= K <= M points with weights > 0");
+  }
+  StartClusters best;
+  double best_error = std::numeric_limits<double>::infinity();
+  for (int run = 0; run < StartRestarts(points.rows(), k); ++run) {
+    StartClusters clusters;
+    clusters.centres = WeightedSeeds(points, weights, k, gen);
+    const double error = WeightedLloyd(points, weights, clusters);
+    if (error < best_error) {
+      best_error = error;
+      best = std::move(clusters);
+    }
+  }
+  return best;
+}
+
+StatusOr<StartClusters> PrivateStart(const RowSource& unit, const PrivateStartPlan& plan,
+                                     const Engine& engine, Generator& gen,
+                                     PrivacyLedger& ledger) {
+  const int k = plan.components;
+  if (k < 1 || k > unit.rows()) return InvalidArgumentError("the start needs 1 <= K <= N");
+  Eigen::MatrixXd points;
+  Eigen::VectorXd weights;
+  DPEM_ASSIGN_OR_RETURN(const Eigen::MatrixXd coarse,
+                        UniformInUnitBall(plan.coarse_candidates, unit.cols(), gen));
+  DPEM_RETURN_IF_ERROR(
+      SketchRound(unit, coarse, plan.coarse, 1, engine, gen, ledger, points, weights));
+  DPEM_ASSIGN_OR_RETURN(const Eigen::MatrixXd fine,
+                        FineCandidates(points, weights, plan.fine_candidates, gen));
+  DPEM_RETURN_IF_ERROR(SketchRound(unit, fine, plan.fine, k, engine, gen, ledger, points, weights));
+  return WeightedKmeans(points, weights, k, gen);
+}
+
+}  // namespace dpem::internal

@@ -1,0 +1,163 @@
+// The private start of a Gaussian-mixture or k-means fit (docs/privacy.md,
+// "The private start"; docs/gmm.md, "Starting points"): a noisy sketch of the
+// data from TWO releases, then clustering of the sketch, which is
+// post-processing. Private to the library.
+//
+//  1. Coarse round: kStartCoarsePerComponent K candidate centres drawn
+//     uniformly in the unit ball from the generator (public, independent of
+//     the data). One pass assigns each record to its nearest candidate and
+//     releases the counts and sums of the cells as one Gaussian vector: the
+//     k-means joint release (models/kmeans/kmeans.h; L2 sensitivity 2 under
+//     replace-one), whatever the number of cells, because a record lies in
+//     exactly one cell. (Gaussian for every fit, cdp-laplace k-means
+//     included: the discrete Laplace's rounding charge grows with the number
+//     of coordinates, which is large here; review finding.) The cells whose noisy
+//     count reaches kStartCountSigmas noise standard deviations (at least the
+//     largest) become sketch points S~ / n~ with weights n~.
+//  2. Fine round: M candidates (PrivateStartPlan::fine_candidates, a function
+//     of K, N and the noise scale only) split among the coarse sketch points
+//     in proportion to their weights and drawn around each (the splitting
+//     step of the Linde-Buzo-Gray quantiser), so that the fine cells follow
+//     the data where a uniform partition would merge clusters. The same
+//     release on these cells; the cells kept (at least K) form the sketch.
+//  3. Weighted k-means++ and Lloyd on the sketch, restarted kStartRestarts
+//     times, give K centres (post-processing).
+//
+// This is a private coreset in the sense of Google's private clustering (a
+// partition of the domain released as noisy counts and sums, then k-means++
+// on it), with a two-level data-adaptive Voronoi partition in place of a
+// hashing tree; over-seeding (many cells) costs no privacy, only noise per
+// cell. scripts/private_start_experiment.py chose the constants.
+//
+// Thread safety: pure functions of their arguments (advancing the Generator).
+#ifndef DPEM_MODELS_START_PRIVATE_START_H_
+#define DPEM_MODELS_START_PRIVATE_START_H_
+
+#include <Eigen/Core>
+
+#include <vector>
+
+#include "dpem/accounting/calibration.h"
+#include "dpem/accounting/ledger.h"
+#include "dpem/data/row_source.h"
+#include "dpem/engine/engine.h"
+#include "dpem/mechanisms/additive_noise.h"
+#include "dpem/models/kmeans/kmeans.h"
+#include "dpem/random/generator.h"
+#include "dpem/status.h"
+
+namespace dpem::internal {
+
+// The start's share of a fit's zCDP cost (CalibrationOptions::start_share):
+// the named budget split of every private start (docs/gmm.md, "Starting
+// points", for the experiment that chose it).
+inline constexpr double kPrivateStartShare = 0.2;
+// The coarse round's share of the start's zCDP cost; the fine round gets the
+// rest.
+inline constexpr double kStartCoarseShare = 0.15;
+// Coarse candidates per component.
+inline constexpr int kStartCoarsePerComponent = 2;
+// At most this many fine candidates per component (M <= kStartOversampling K).
+inline constexpr int kStartOversampling = 10;
+// M is also at most N / (kStartRecordsPerCellSigmas * sigma): with records
+// spread evenly, each fine cell's count would be this many standard
+// deviations sigma of the count noise.
+inline constexpr double kStartRecordsPerCellSigmas = 10.0;
+// A cell whose noisy count is below this many noise standard deviations is
+// dropped from the sketch (its mean would be mostly noise).
+inline constexpr double kStartCountSigmas = 3.0;
+// Weighted k-means++ + Lloyd runs on the sketch (post-processing: free), at
+// most; fewer for large K (StartRestarts).
+inline constexpr int kStartRestarts = 10;
+inline constexpr int kStartLloydIterations = 50;
+// The point-centre distances the clustering of the sketch may evaluate in
+// all its runs (about a second of CPU): the restarts are cut to fit.
+inline constexpr double kStartClusteringWork = 2e8;
+// The smallest standard deviation of a fine candidate's jitter (unit-ball
+// units).
+inline constexpr double kMinFineJitter = 1e-6;
+
+// The restarts of the sketch's clustering for P points and K centres:
+// floor(kStartClusteringWork / (P K kStartLloydIterations)), clamped to
+// [1, kStartRestarts]. Public values only.
+int StartRestarts(Eigen::Index points, int k);
+
+// The number of releases of the start, as ledgers and model files list them.
+inline constexpr std::size_t kPrivateStartReleases = 2;
+
+// The start's two Gaussian releases for calibration (coarse, then fine),
+// with `sampling`, their noise weights in the ratio of kStartCoarseShare.
+ReleasePattern PrivateStartPattern(NoiseSampling sampling);
+
+// What the start releases, fixed before the data is read.
+struct PrivateStartPlan {
+  NoiseSpec coarse;  // "start / coarse counts and sums".
+  NoiseSpec fine;    // "start / counts and sums".
+  int components = 0;
+  Eigen::Index coarse_candidates = 0;  // kStartCoarsePerComponent K.
+  // min(kStartOversampling K, floor(N / (kStartRecordsPerCellSigmas sigma))),
+  // at least K; sigma is the standard deviation of one fine count's noise.
+  Eigen::Index fine_candidates = 0;
+};
+
+// The plan for K components and N records from the calibrated multipliers
+// (CalibrationResult::start_noise_multipliers, two). Public values only.
+// InvalidArgument on bad arguments.
+StatusOr<PrivateStartPlan> MakePrivateStartPlan(NoiseSampling sampling,
+                                                const std::vector<double>& multipliers, int k,
+                                                Eigen::Index n);
+
+// Checks both releases on public values, drawing nothing (CheckRelease for
+// M (d + 1) coordinates each): called before the data is read.
+Status CheckPrivateStart(const PrivateStartPlan& plan, Eigen::Index d);
+
+// K centres of the sketch and, for each, its share of the sketch's weight
+// and the weighted mean squared distance of its sketch points to it.
+struct StartClusters {
+  Eigen::MatrixXd centres;  // K x d, in the unit ball.
+  Eigen::VectorXd weights;  // K, sum 1.
+  Eigen::VectorXd spreads;  // K, >= 0.
+};
+
+// Steps 1 to 3 above on `unit` (records in the unit ball): two releases,
+// recorded in `ledger`. Requires 1 <= K <= unit.rows().
+StatusOr<StartClusters> PrivateStart(const RowSource& unit, const PrivateStartPlan& plan,
+                                     const Engine& engine, Generator& gen,
+                                     PrivacyLedger& ledger);
+
+// Checks a model file's ledger: with `starts_privately`, the start's two
+// releases ("start / coarse counts and sums", "start / counts and sums")
+// appear once each, in that order, before the first iteration's; without it,
+// no release is labelled "start / ". InvalidArgument naming the problem.
+Status CheckStartInLedger(const PrivacyLedger& ledger, bool starts_privately);
+
+// For each row of `points`, the Euclidean distance to the nearest other row
+// (computed as the norm of the difference); +infinity for a lone row.
+Eigen::VectorXd NearestOtherDistances(const Eigen::MatrixXd& points);
+
+// The fine round's `m` candidates around the coarse sketch `points` (weights
+// > 0): step 2 above, post-processing of the coarse release. Exactly m rows,
+// finite, in the unit ball.
+StatusOr<Eigen::MatrixXd> FineCandidates(const Eigen::MatrixXd& points,
+                                         const Eigen::VectorXd& weights, Eigen::Index m,
+                                         Generator& gen);
+
+// M points uniform in the unit ball, drawn from the generator only (a
+// normalised Gaussian direction, radius U^(1/d)): the coarse candidates of
+// the private start and the random start of GMM and k-means fits.
+StatusOr<Eigen::MatrixXd> UniformInUnitBall(Eigen::Index m, Eigen::Index d, Generator& gen);
+
+// Releases (counts, sums) as one vector [counts; sums row by row]: the
+// k-means joint release, shared by the start and by private k-means.
+Status ReleaseCountsAndSums(KmeansStatistics& s, const NoiseSpec& spec, Generator& gen,
+                            PrivacyLedger& ledger);
+
+// Weighted k-means on points (M x d) with weights (> 0): StartRestarts(M, K)
+// runs of weighted k-means++ seeding and at most kStartLloydIterations Lloyd
+// steps; the run of least weighted squared error wins. Requires 1 <= K <= M.
+StatusOr<StartClusters> WeightedKmeans(const Eigen::MatrixXd& points,
+                                       const Eigen::VectorXd& weights, int k, Generator& gen);
+
+}  // namespace dpem::internal
+
+#endif  // DPEM_MODELS_START_PRIVATE_START_H_

@@ -1,0 +1,237 @@
+// Tests of the private start (models/start/private_start.h).
+#include "models/start/private_start.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "dpem/accounting/calibration.h"
+#include "dpem/data/row_source.h"
+#include "dpem/random/generator.h"
+#include "dpem/random/samplers.h"
+
+namespace dpem::internal {
+namespace {
+
+Generator Seeded(uint64_t seed) { return Generator::FromSeed(seed); }
+
+// Three tight clusters at known centres in the unit ball, n records each.
+DataMatrix ThreeClusters(Eigen::Index n, Generator& gen) {
+  const Eigen::MatrixXd centres = (Eigen::MatrixXd(3, 2) << -0.5, 0.0, 0.5, 0.0, 0.0, 0.6).finished();
+  DataMatrix x(3 * n, 2);
+  for (Eigen::Index i = 0; i < 3 * n; ++i) {
+    x(i, 0) = centres(i % 3, 0) + 0.02 * SampleStandardNormal(gen);
+    x(i, 1) = centres(i % 3, 1) + 0.02 * SampleStandardNormal(gen);
+  }
+  return x;
+}
+
+// The plan of K components for N records at equal coarse and fine
+// multipliers z.
+PrivateStartPlan Plan(double z, int k, Eigen::Index n) {
+  StatusOr<PrivateStartPlan> plan = MakePrivateStartPlan(NoiseSampling::kDiscrete, {z, z}, k, n);
+  EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+  return plan.ok() ? *plan : PrivateStartPlan{};
+}
+
+TEST(PrivateStartTest, CandidatesFollowTheNoiseAndTheOversampling) {
+  // sigma = 2 z = 20, so N / (10 sigma) = 50 cells for N = 10000.
+  EXPECT_EQ(Plan(10.0, 4, 10000).fine_candidates, 40);  // 10 K.
+  EXPECT_EQ(Plan(10.0, 8, 10000).fine_candidates, 50);
+  EXPECT_EQ(Plan(10.0, 8, 100).fine_candidates, 8);  // >= K.
+  EXPECT_EQ(Plan(10.0, 8, 100).coarse_candidates, 16);  // 2 K.
+  const PrivateStartPlan plan = Plan(10.0, 3, 100);
+  for (const NoiseSpec* spec : {&plan.coarse, &plan.fine}) {
+    EXPECT_EQ(spec->mechanism, MechanismKind::kGaussian);
+    EXPECT_EQ(spec->sensitivity, kKmeansJointL2Sensitivity);
+  }
+}
+
+TEST(PrivateStartTest, PlanRefusesBadArguments) {
+  EXPECT_FALSE(MakePrivateStartPlan(NoiseSampling::kDiscrete, {1.0}, 3, 100).ok());
+  EXPECT_FALSE(MakePrivateStartPlan(NoiseSampling::kDiscrete, {1.0, 1.0}, 0, 100).ok());
+  EXPECT_FALSE(MakePrivateStartPlan(NoiseSampling::kDiscrete, {1.0, -1.0}, 3, 100).ok());
+}
+
+// The start (z = 5 for both releases, K = 3) on ThreeClusters(n) drawn
+// with `seed`, one engine thread per hardware thread; releases into `ledger`.
+StatusOr<StartClusters> StartOnThreeClusters(Eigen::Index n, uint64_t seed,
+                                             PrivacyLedger& ledger) {
+  Generator gen = Seeded(seed);
+  const DataMatrix x = ThreeClusters(n, gen);
+  DPEM_ASSIGN_OR_RETURN(const MatrixRowSource src, MatrixRowSource::Borrow(x));
+  DPEM_ASSIGN_OR_RETURN(const Engine engine, Engine::Create({}));
+  return PrivateStart(src, Plan(5.0, 3, x.rows()), engine, gen, ledger);
+}
+
+TEST(PrivateStartTest, MakesTwoReleasesOfTheJointSensitivity) {
+  PrivacyLedger ledger;
+  StatusOr<StartClusters> s_or = StartOnThreeClusters(2000, 1, ledger);
+  ASSERT_TRUE(s_or.ok()) << s_or.status().ToString();
+  const StartClusters& s = *s_or;
+  ASSERT_EQ(ledger.size(), 2u);
+  EXPECT_EQ(ledger.releases()[0].label, "start / coarse counts and sums");
+  EXPECT_EQ(ledger.releases()[1].label, "start / counts and sums");
+  for (const Release& r : ledger.releases()) {
+    EXPECT_EQ(r.mechanism, MechanismKind::kGaussian);
+    // The discrete release charges at least the joint sensitivity 2.
+    EXPECT_GE(r.sensitivity, kKmeansJointL2Sensitivity);
+  }
+  EXPECT_EQ(s.centres.rows(), 3);
+  EXPECT_NEAR(s.weights.sum(), 1.0, 1e-12);
+}
+
+TEST(PrivateStartTest, FindsWellSeparatedClustersAtModerateNoise) {
+  PrivacyLedger ledger;
+  StatusOr<StartClusters> s_or = StartOnThreeClusters(5000, 2, ledger);
+  ASSERT_TRUE(s_or.ok()) << s_or.status().ToString();
+  const StartClusters& s = *s_or;
+  const Eigen::MatrixXd truth = (Eigen::MatrixXd(3, 2) << -0.5, 0.0, 0.5, 0.0, 0.0, 0.6).finished();
+  for (Eigen::Index t = 0; t < 3; ++t) {
+    double nearest = 1e9;
+    for (Eigen::Index c = 0; c < 3; ++c) {
+      nearest = std::min(nearest, (s.centres.row(c) - truth.row(t)).norm());
+    }
+    EXPECT_LT(nearest, 0.05) << "true centre " << t;
+  }
+  EXPECT_NEAR(s.weights.minCoeff(), 1.0 / 3.0, 0.05);
+}
+
+TEST(PrivateStartTest, WeightedKmeansHonoursTheWeights) {
+  // Two points far apart with weights 1 and 3 and K = 1: the weighted mean.
+  const Eigen::MatrixXd points = (Eigen::MatrixXd(2, 1) << 0.0, 1.0).finished();
+  const Eigen::VectorXd weights = (Eigen::VectorXd(2) << 1.0, 3.0).finished();
+  Generator gen = Seeded(3);
+  StatusOr<StartClusters> s_or = WeightedKmeans(points, weights, 1, gen);
+  ASSERT_TRUE(s_or.ok()) << s_or.status().ToString();
+  const StartClusters& s = *s_or;
+  EXPECT_DOUBLE_EQ(s.centres(0, 0), 0.75);
+  // Weighted mean squared distance: (1 * 0.75^2 + 3 * 0.25^2) / 4.
+  EXPECT_DOUBLE_EQ(s.spreads(0), (0.5625 + 3 * 0.0625) / 4.0);
+  EXPECT_DOUBLE_EQ(s.weights(0), 1.0);
+}
+
+TEST(PrivateStartTest, WeightedKmeansRefusesBadInput) {
+  Generator gen = Seeded(4);
+  const Eigen::MatrixXd points = Eigen::MatrixXd::Zero(2, 2);
+  EXPECT_FALSE(WeightedKmeans(points, Eigen::VectorXd::Ones(2), 3, gen).ok());
+  EXPECT_FALSE(WeightedKmeans(points, Eigen::VectorXd::Zero(2), 1, gen).ok());
+}
+
+TEST(PrivateStartTest, UniformPointsLieInTheBall) {
+  Generator gen = Seeded(5);
+  StatusOr<Eigen::MatrixXd> p_or = UniformInUnitBall(500, 7, gen);
+  ASSERT_TRUE(p_or.ok()) << p_or.status().ToString();
+  const Eigen::MatrixXd& p = *p_or;
+  EXPECT_LE(p.rowwise().norm().maxCoeff(), 1.0);
+  // E||u||^2 = d / (d + 2) for the uniform law on the ball.
+  EXPECT_NEAR(p.rowwise().squaredNorm().mean(), 7.0 / 9.0, 0.03);
+}
+
+TEST(PrivateStartTest, FineCandidatesSurviveCoincidentCoarsePoints) {
+  // Two identical coarse points (and two 1e-9 apart, whose computed distance
+  // cancels to 0): the jitter never has a zero standard deviation.
+  Generator gen = Seeded(6);
+  for (double gap : {0.0, 1e-9}) {
+    const Eigen::MatrixXd points =
+        (Eigen::MatrixXd(3, 2) << 0.3, 0.3, 0.3 + gap, 0.3, -0.5, 0.1).finished();
+    StatusOr<Eigen::MatrixXd> c = FineCandidates(points, Eigen::Vector3d(5, 5, 10), 12, gen);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    EXPECT_EQ(c->rows(), 12);
+    EXPECT_TRUE(c->allFinite());
+    EXPECT_LE(c->rowwise().norm().maxCoeff(), 1.0);
+  }
+}
+
+TEST(PrivateStartTest, FineCandidatesAreApportionedByWeight) {
+  // Weights 1 : 3 of 8 candidates: rows 0-1 around the first point, rows 2-7
+  // around the second (largest remainders give exactly 8). The jitter's
+  // standard deviation is half the distance between the points, so a
+  // candidate lands on its parent's side with probability 0.84: over 200
+  // draws the fractions separate clearly.
+  Generator gen = Seeded(7);
+  const Eigen::MatrixXd points = (Eigen::MatrixXd(2, 1) << -0.5, 0.5).finished();
+  double first_negative = 0, rest_negative = 0;
+  for (int draw = 0; draw < 200; ++draw) {
+    StatusOr<Eigen::MatrixXd> c = FineCandidates(points, Eigen::Vector2d(1, 3), 8, gen);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    ASSERT_EQ(c->rows(), 8);
+    first_negative += static_cast<double>((c->col(0).head(2).array() < 0.0).count()) / 400.0;
+    rest_negative += static_cast<double>((c->col(0).tail(6).array() < 0.0).count()) / 1200.0;
+  }
+  EXPECT_GT(first_negative, 0.7);
+  EXPECT_LT(rest_negative, 0.3);
+}
+
+TEST(PrivateStartTest, RestartsShrinkWithTheClusteringWork) {
+  EXPECT_EQ(StartRestarts(30, 3), kStartRestarts);
+  // 10 K points and K = 1000: one run of 50 Lloyd steps is 5e8 distances.
+  EXPECT_EQ(StartRestarts(10000, 1000), 1);
+  // 2e8 / (2000 * 200 * 50) = 10, at the cap; 4000 points: 5.
+  EXPECT_EQ(StartRestarts(4000, 200), 5);
+}
+
+TEST(PrivateStartTest, LedgerChecksFindAMissingOrMisplacedStart) {
+  const Release coarse{MechanismKind::kGaussian, 2.0, 1.0, "start / coarse counts and sums"};
+  const Release fine{MechanismKind::kGaussian, 2.0, 1.0, "start / counts and sums"};
+  const Release it1{MechanismKind::kGaussian, 1.0, 1.0, "iteration 1 / joint statistics"};
+  const auto ledger = [](std::initializer_list<Release> rs) {
+    PrivacyLedger l;
+    for (const Release& r : rs) EXPECT_TRUE(l.Record(r).ok());
+    return l;
+  };
+  EXPECT_TRUE(CheckStartInLedger(ledger({coarse, fine, it1}), true).ok());
+  EXPECT_TRUE(CheckStartInLedger(ledger({it1}), false).ok());
+  EXPECT_FALSE(CheckStartInLedger(ledger({it1}), true).ok());
+  EXPECT_FALSE(CheckStartInLedger(ledger({fine, coarse, it1}), true).ok());
+  EXPECT_FALSE(CheckStartInLedger(ledger({coarse, it1, fine}), true).ok());
+  EXPECT_FALSE(CheckStartInLedger(ledger({coarse, fine, it1}), false).ok());
+}
+
+TEST(StartCalibrationTest, TheStartTakesItsShareOfTheZcdpCost) {
+  CalibrationOptions c;
+  c.epsilon = 1.0;
+  c.delta = 1e-5;
+  c.iterations = 5;
+  c.accountant = AccountantKind::kZcdp;
+  c.pattern = {"joint", {{MechanismKind::kGaussian, 1, 1.0, "joint statistics"}}};
+  c.start = PrivateStartPattern(NoiseSampling::kDiscrete);
+  c.start_share = 0.2;
+  StatusOr<CalibrationResult> r_or = Calibrate(c);
+  ASSERT_TRUE(r_or.ok()) << r_or.status().ToString();
+  const CalibrationResult& r = *r_or;
+  ASSERT_EQ(r.start_noise_multipliers.size(), 2u);
+  const double z = r.noise_multipliers[0];
+  const double z1 = r.start_noise_multipliers[0], z2 = r.start_noise_multipliers[1];
+  const double rho1 = 1.0 / (2 * z1 * z1), rho2 = 1.0 / (2 * z2 * z2);
+  const double rho_iterations = 5.0 / (2 * z * z);
+  EXPECT_NEAR((rho1 + rho2) / (rho1 + rho2 + rho_iterations), 0.2, 1e-12);
+  EXPECT_NEAR(rho1 / (rho1 + rho2), kStartCoarseShare, 1e-12);
+  ASSERT_EQ(r.ledger.size(), 7u);
+  EXPECT_EQ(r.ledger.releases()[0].label, "start / coarse counts and sums");
+  EXPECT_EQ(r.ledger.releases()[1].label, "start / counts and sums");
+  EXPECT_LE(r.epsilon, 1.0);
+  // Without the start, the same target buys less noise per iteration.
+  c.start = {};
+  StatusOr<CalibrationResult> plain_or = Calibrate(c);
+  ASSERT_TRUE(plain_or.ok()) << plain_or.status().ToString();
+  const CalibrationResult& plain = *plain_or;
+  EXPECT_LT(plain.noise_multipliers[0], z);
+  EXPECT_NEAR(plain.noise_multipliers[0] / z, std::sqrt(0.8), 0.01);
+}
+
+TEST(StartCalibrationTest, RefusesAShareOutsideTheOpenUnitInterval) {
+  CalibrationOptions c;
+  c.epsilon = 1.0;
+  c.delta = 1e-5;
+  c.iterations = 5;
+  c.pattern = {"joint", {{MechanismKind::kGaussian, 1, 1.0, "joint statistics"}}};
+  c.start = PrivateStartPattern(NoiseSampling::kDiscrete);
+  for (double share : {0.0, 1.0, -0.1, std::nan("")}) {
+    c.start_share = share;
+    EXPECT_FALSE(Calibrate(c).ok()) << share;
+  }
+}
+
+}  // namespace
+}  // namespace dpem::internal
