@@ -120,11 +120,8 @@ void WarnAboutBounds(const PrivateBounds& b, std::string_view command) {
 }
 
 void WarnIfMostOutside(const PrivateBounds& b, std::string_view command) {
-  if (b.outside_fraction_noisy > kOutsideFractionWarning) {
-    std::cerr << "dpem " << command << ": warning: the released (noisy) fraction of records "
-              << "outside the released ball is " << FormatNumber(b.outside_fraction_noisy)
-              << ": most records will be clipped\n";
-  }
+  const std::string warning = MostOutsideWarning(b);
+  if (!warning.empty()) std::cerr << "dpem " << command << ": warning: " << warning << "\n";
 }
 
 Command AddBoundsCommand(CLI::App& root) {

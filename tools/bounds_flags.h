@@ -15,9 +15,6 @@
 
 namespace dpem::cli {
 
-// A released outside fraction above this draws one warning line.
-inline constexpr double kOutsideFractionWarning = 0.5;
-
 // {"data_center": [...], "data_norm": R, "outside_count_noisy",
 //  "outside_fraction_noisy", "quantile", "privacy": {epsilon, ledger, ...}}.
 nlohmann::json BoundsToJson(const PrivateBounds& bounds, const PrivateBoundsOptions& options);

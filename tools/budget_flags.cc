@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "cli_common.h"
-#include "dpem/accounting/budget_store.h"
+#include "dpem/pipeline/fit_pipeline.h"
 
 namespace dpem::cli {
 
@@ -20,8 +20,7 @@ void AddBudgetFlags(CLI::App* app, BudgetFlags* flags) {
                   "matters)");
 }
 
-Status ChargeBudget(const BudgetFlags& flags, const std::string& input, double epsilon,
-                    double delta, const std::string& command) {
+Status CheckBudgetFlags(const BudgetFlags& flags, double epsilon) {
   if (flags.file.empty()) {
     if (flags.dataset.empty()) return OkStatus();
     return InvalidArgumentError("--dataset: only meaningful with --budget-file");
@@ -30,13 +29,13 @@ Status ChargeBudget(const BudgetFlags& flags, const std::string& input, double e
     return InvalidArgumentError("--budget-file: a non-private fit (--epsilon inf) cannot be "
                                 "charged to a privacy budget");
   }
-  std::string dataset = flags.dataset;
-  if (dataset.empty()) {
-    DPEM_ASSIGN_OR_RETURN(dataset, DatasetIdOfFile(input));
-  }
-  DPEM_ASSIGN_OR_RETURN(BudgetStore store, BudgetStore::Open(flags.file, /*create=*/false));
-  return store.Charge(dataset, epsilon, std::isfinite(delta) ? delta : 0.0,
-                      command + " --input " + input);
+  return OkStatus();
+}
+
+Status ChargeBudget(const BudgetFlags& flags, const std::string& input, double epsilon,
+                    double delta, const std::string& command) {
+  DPEM_RETURN_IF_ERROR(CheckBudgetFlags(flags, epsilon));
+  return ChargePrivacyBudget(flags.file, flags.dataset, input, epsilon, delta, command);
 }
 
 }  // namespace dpem::cli

@@ -22,6 +22,11 @@ struct BudgetFlags {
 // must outlive the parse).
 void AddBudgetFlags(CLI::App* app, BudgetFlags* flags);
 
+// Checks the flags for a charge of `epsilon`: InvalidArgument for --dataset
+// without --budget-file, or a budget file with a non-private fit (epsilon
+// inf). OK without either flag.
+Status CheckBudgetFlags(const BudgetFlags& flags, double epsilon);
+
 // Charges (epsilon, delta) to the budget file, if one was given, for the data
 // set named by --dataset or else by the content hash of `input`
 // (DatasetIdOfFile). Call after the flags are validated and before the data

@@ -7,15 +7,11 @@
 #include <iostream>
 #include <limits>
 
+#include "internal/text.h"
+
 namespace dpem::cli {
 
-std::string FormatNumber(double value) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  char buffer[64];
-  const std::to_chars_result r = std::to_chars(buffer, buffer + sizeof buffer, value);
-  return std::string(buffer, r.ptr);
-}
+std::string FormatNumber(double value) { return internal::FormatShortest(value); }
 
 Status RequirePositiveFinite(std::string_view flag, double value) {
   if (std::isfinite(value) && value > 0.0) return OkStatus();
@@ -80,8 +76,8 @@ StatusOr<double> ParseEpsilonFlag(std::string_view flag, const std::string& text
   return value;
 }
 
-StatusOr<Generator> MakeGenerator(const std::optional<std::string>& seed_flag) {
-  if (!seed_flag) return Generator::FromOsEntropy();
+StatusOr<std::optional<std::uint64_t>> ParseSeedFlag(const std::optional<std::string>& seed_flag) {
+  if (!seed_flag) return std::optional<std::uint64_t>();
   const std::string& text = *seed_flag;
   std::uint64_t seed = 0;
   const std::from_chars_result r = std::from_chars(text.data(), text.data() + text.size(), seed);
@@ -89,7 +85,13 @@ StatusOr<Generator> MakeGenerator(const std::optional<std::string>& seed_flag) {
     return InvalidArgumentError("--seed: must be a whole number from 0 to "
                                 "18446744073709551615, got '" + text + "'");
   }
-  return Generator::FromSeed(seed);
+  return std::optional<std::uint64_t>(seed);
+}
+
+StatusOr<Generator> MakeGenerator(const std::optional<std::string>& seed_flag) {
+  DPEM_ASSIGN_OR_RETURN(const std::optional<std::uint64_t> seed, ParseSeedFlag(seed_flag));
+  if (!seed) return Generator::FromOsEntropy();
+  return Generator::FromSeed(*seed);
 }
 
 void PrintJson(const nlohmann::json& json) { std::cout << json.dump(2) << "\n"; }

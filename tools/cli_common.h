@@ -62,6 +62,9 @@ StatusOr<EngineOptions> EngineFromThreadsFlag(int threads);
 // text must be a whole number in [0, 2^64 - 1]; anything else (a sign, a
 // fraction, trailing characters) is an InvalidArgument naming --seed.
 StatusOr<Generator> MakeGenerator(const std::optional<std::string>& seed_flag);
+// The seed of --seed's text (checked as MakeGenerator does); nullopt when the
+// flag was not given.
+StatusOr<std::optional<std::uint64_t>> ParseSeedFlag(const std::optional<std::string>& seed_flag);
 
 // Formats a double for messages: shortest round-trip text, "nan", "inf".
 std::string FormatNumber(double value);

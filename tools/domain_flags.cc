@@ -88,31 +88,4 @@ Status DomainFlagsInto(const DomainFlags& f, bool is_private, double epsilon,
   return OkStatus();
 }
 
-StatusOr<std::optional<PrivateBounds>> ReleaseAutoDomain(const DomainFlags& f,
-                                                         const RowSource& x, bool quiet,
-                                                         std::string_view command,
-                                                         Generator& gen, DataDomain& domain,
-                                                         double& epsilon) {
-  if (!f.data_norm_auto) return std::optional<PrivateBounds>();
-  PrivateBoundsOptions b;
-  b.epsilon = *f.bounds_epsilon;
-  DPEM_ASSIGN_OR_RETURN(PrivateBounds bounds, ReleasePrivateBounds(x, b, gen));
-  if (!quiet) WarnIfMostOutside(bounds, command);
-  domain = bounds.domain;
-  epsilon -= bounds.epsilon;
-  return std::optional<PrivateBounds>(std::move(bounds));
-}
-
-Status ComposeBoundsInto(const std::optional<PrivateBounds>& bounds, double delta,
-                         AccountantKind accountant, PrivacyLedger& ledger, double& epsilon,
-                         double& target_epsilon) {
-  if (!bounds) return OkStatus();
-  DPEM_ASSIGN_OR_RETURN(const ComposedGuarantee c,
-                        ComposeBoundsWithFit(*bounds, ledger, epsilon, delta, accountant));
-  ledger = c.ledger;
-  epsilon = c.epsilon;
-  target_epsilon += bounds->epsilon;
-  return OkStatus();
-}
-
 }  // namespace dpem::cli

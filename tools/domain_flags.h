@@ -49,26 +49,6 @@ Status ParseDomainFlags(DomainFlags& f);
 Status DomainFlagsInto(const DomainFlags& f, bool is_private, double epsilon,
                        DataDomain& domain);
 
-// With --data-norm auto: the domain released from `x` at pure
-// --bounds-epsilon (dpem/data/private_bounds.h), with a warning line from
-// `command` when most records fall outside it (unless `quiet`), written
-// into the fit's `domain`, and the fit's `epsilon` reduced by its cost
-// (basic composition: the fit gets the rest); nullopt otherwise.
-StatusOr<std::optional<PrivateBounds>> ReleaseAutoDomain(const DomainFlags& f,
-                                                         const RowSource& x, bool quiet,
-                                                         std::string_view command,
-                                                         Generator& gen, DataDomain& domain,
-                                                         double& epsilon);
-
-// A fit's guarantee (its ledger, certified epsilon at `delta` by
-// `accountant`, and target epsilon) extended by the bounds it used, by the
-// rule "basic composition of the bounds" (ComposeBoundsWithFit): the ledger
-// lists the bounds' releases first, and the target grows by their epsilon.
-// Nothing without bounds.
-Status ComposeBoundsInto(const std::optional<PrivateBounds>& bounds, double delta,
-                         AccountantKind accountant, PrivacyLedger& ledger, double& epsilon,
-                         double& target_epsilon);
-
 }  // namespace dpem::cli
 
 #endif  // DPEM_TOOLS_DOMAIN_FLAGS_H_

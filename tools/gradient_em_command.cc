@@ -10,13 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "budget_flags.h"
 #include "commands.h"
 #include "dpem/data/generators.h"
 #include "dpem/data/io.h"
-#include "dpem/models/gradient_em/gradient_em.h"
+#include "dpem/models/gradient_em/gradient_em_fit_task.h"
+#include "fit_flags.h"
 #include "internal/file_util.h"
-#include "accounting/ledger_json.h"
 
 namespace dpem::cli {
 namespace {
@@ -96,14 +95,11 @@ Status RunGenerate(const GenerateFlags& f) {
 
 // ---------------------------------------------------------------- fit
 
-struct FitFlags {
+struct GradientEmFlags {
+  FitFlags fit;
   std::string model;
   std::string method = "dp";
-  std::string input;
-  std::optional<double> epsilon;
-  std::optional<double> delta;
   long long iterations = 0;
-  std::optional<std::string> seed;
   bool json_output = false;
   bool trajectory = false;
   std::optional<double> sigma;
@@ -114,29 +110,27 @@ struct FitFlags {
   double zeta = 0.1;
   double init_norm = 1.0;
   std::vector<double> init;
-  std::string accountant{AccountantName(kDefaultAccountant)};
   std::string calibration = "accountant";
-  BudgetFlags budget;
-  int threads = 0;
 };
 
-Status PrivacyFlagsInto(const FitFlags& f, GradientEmOptions& o) {
-  if (!o.IsPrivate()) {
-    if (f.epsilon || f.delta || f.tau || f.clip) {
-      return InvalidArgumentError("--epsilon/--delta/--tau/--clip: not used by --method nonprivate");
-    }
-    return OkStatus();
-  }
-  if (!f.epsilon) return InvalidArgumentError("--epsilon: required for a private method");
-  if (!f.delta) return InvalidArgumentError("--delta: required for a private method");
-  DPEM_RETURN_IF_ERROR(RequireUsableEpsilon("--epsilon", *f.epsilon));
-  DPEM_RETURN_IF_ERROR(RequireOpenUnitInterval("--delta", *f.delta));
-  o.epsilon = *f.epsilon;
-  o.delta = *f.delta;
-  DPEM_ASSIGN_OR_RETURN(o.accountant, ParseAccountantFlag("--accountant", f.accountant));
-  StatusOr<NoiseCalibrationRule> rule = ParseNoiseCalibrationRule(f.calibration);
-  if (!rule.ok()) return InvalidArgumentError("--calibration: " + rule.status().message());
-  o.calibration = *rule;
+FitFlagTable Table() {
+  FitFlagTable t;
+  t.command = "fit gradient-em";
+  t.input_help = "Data CSV/.npy: gmm y_1..y_d; mrm y,x_1..x_d; rmc y,x_1..x_d,z_1..z_d";
+  t.output = false;
+  t.quiet = false;
+  t.epsilon_help = "Total epsilon (> 0); required unless nonprivate";
+  t.epsilon_required = false;
+  t.delta_help = "Total delta in (0, 1); required unless nonprivate";
+  t.accountant_help = "Accountant certifying the total: " + AccountantNameList() +
+                      " (default rdp)";
+  t.domain = false;
+  return t;
+}
+
+// The method's public parameters: tau and the robust scale (dp, dp-em), the
+// clipping threshold (clipped), zeta.
+Status MethodFlagsInto(const GradientEmFlags& f, GradientEmOptions& o) {
   const bool robust = o.method == GradientEmMethod::kDp || o.method == GradientEmMethod::kDpEm;
   if (robust && !f.tau) {
     return InvalidArgumentError("--tau: the public second-moment bound is required for " +
@@ -161,7 +155,27 @@ Status PrivacyFlagsInto(const FitFlags& f, GradientEmOptions& o) {
   return OkStatus();
 }
 
-StatusOr<GradientEmOptions> FitOptionsFromFlags(const FitFlags& f) {
+Status PrivacyFlagsInto(const GradientEmFlags& f, GradientEmOptions& o) {
+  const FitFlags& fit = f.fit;
+  if (!o.IsPrivate()) {
+    if (fit.epsilon_text || fit.delta || f.tau || f.clip) {
+      return InvalidArgumentError("--epsilon/--delta/--tau/--clip: not used by --method nonprivate");
+    }
+    return OkStatus();
+  }
+  if (!fit.epsilon_text) return InvalidArgumentError("--epsilon: required for a private method");
+  if (!fit.delta) return InvalidArgumentError("--delta: required for a private method");
+  DPEM_ASSIGN_OR_RETURN(o.epsilon, EpsilonFromFlags(fit));
+  DPEM_RETURN_IF_ERROR(RequireUsableEpsilon("--epsilon", o.epsilon));
+  DPEM_ASSIGN_OR_RETURN(o.delta, DeltaFromFlags(fit, true));
+  DPEM_ASSIGN_OR_RETURN(o.accountant, AccountantFromFlags(fit, kDefaultAccountant));
+  StatusOr<NoiseCalibrationRule> rule = ParseNoiseCalibrationRule(f.calibration);
+  if (!rule.ok()) return InvalidArgumentError("--calibration: " + rule.status().message());
+  o.calibration = *rule;
+  return MethodFlagsInto(f, o);
+}
+
+StatusOr<GradientEmOptions> FitOptionsFromFlags(const GradientEmFlags& f) {
   GradientEmOptions o;
   StatusOr<GradientEmMethod> method = ParseGradientEmMethod(f.method);
   if (!method.ok()) return InvalidArgumentError("--method: " + method.status().message());
@@ -181,86 +195,18 @@ StatusOr<GradientEmOptions> FitOptionsFromFlags(const FitFlags& f) {
                                                   static_cast<Eigen::Index>(f.init.size()));
     if (!o.initial.allFinite()) return InvalidArgumentError("--init: values must be finite");
   }
-  DPEM_ASSIGN_OR_RETURN(o.engine, EngineFromThreadsFlag(f.threads));
+  DPEM_ASSIGN_OR_RETURN(o.engine, EngineFromFlags(f.fit));
   DPEM_RETURN_IF_ERROR(PrivacyFlagsInto(f, o));
   return o;
 }
 
-json GuaranteeJson(const GradientEmFit& fit, const GradientEmOptions& o) {
-  const GradientEmGuarantee& g = fit.guarantee;
-  json j = {{"private", g.is_private}, {"neighbour_relation", kNeighbourRelation}};
-  if (!g.is_private) return j;
-  j.update({{"epsilon", g.epsilon},
-            {"delta", g.delta},
-            {"target_epsilon", g.target_epsilon},
-            {"target_delta", g.target_delta},
-            {"accountant", AccountantName(g.accountant)},
-            {"calibration", NoiseCalibrationRuleName(g.calibration)},
-            {"noise_multiplier", g.noise_multiplier},
-            {"sensitivity_l2", g.sensitivity},
-            {"noise_stddev", g.noise_stddev},
-            {"releases", g.ledger.size()},
-            {"guarantee_void", g.guarantee_void},
-            {"void_reasons", g.void_reasons}});
-  if (o.method == GradientEmMethod::kClipped) j["clip"] = o.clip;
-  if (o.method != GradientEmMethod::kClipped) {
-    j.update({{"tau", o.tau}, {"zeta", o.zeta}, {"robust_scale", g.robust.scale},
-              {"robust_beta", g.robust.beta}});
-  }
-  j["ledger"] = internal::LedgerToJson(g.ledger);
-  return j;
-}
-
-json FitJson(const FitFlags& f, const GradientEmOptions& o, const GradientEmData& data,
-             const GradientEmFit& fit) {
-  json j = {{"model", GradientEmModelName(data.model)},
-            {"method", GradientEmMethodName(o.method)},
-            {"n", data.n()},
-            {"d", data.d()},
-            {"iterations", o.iterations},
-            {"step", o.step},
-            {"sigma", o.sigma},
-            {"beta", ToVector(fit.beta)},
-            {"guarantee", GuaranteeJson(fit, o)}};
-  if (f.trajectory) {
-    json t = json::array();
-    for (const Eigen::VectorXd& b : fit.trajectory) t.push_back(ToVector(b));
-    j["trajectory"] = t;
-  }
-  if (fit.seed) {
-    j["seed"] = *fit.seed;
-    j["warning"] = kSeededGeneratorWarning;
-  }
-  return j;
-}
-
-// The epsilon a budget is charged: what the accountant certifies for the
-// calibrated noise, never less than the target (GradientEmChargedEpsilon).
-// The fit fails rather than certify more than this, so the charge always
-// covers the guarantee printed. Known before the data is read.
-StatusOr<double> BudgetEpsilon(const FitFlags& f, const GradientEmOptions& o) {
-  if (f.budget.file.empty() || !o.IsPrivate()) return o.epsilon;
-  return GradientEmChargedEpsilon(o);
-}
-
-Status RunFit(const FitFlags& f) {
+Status RunFitGradientEm(const GradientEmFlags& f) {
   DPEM_ASSIGN_OR_RETURN(const GradientEmModel model, ModelFlag(f.model));
-  DPEM_ASSIGN_OR_RETURN(const GradientEmOptions o, FitOptionsFromFlags(f));
-  DPEM_RETURN_IF_ERROR(o.Validate());
-  DPEM_ASSIGN_OR_RETURN(const double charge, BudgetEpsilon(f, o));
-  DPEM_RETURN_IF_ERROR(ChargeBudget(f.budget, f.input, charge, o.delta,
-                                    "dpem fit gradient-em"));
-  DPEM_ASSIGN_OR_RETURN(const DataMatrix m, ReadMatrix(f.input));
-  StatusOr<GradientEmData> data = FromDataMatrix(model, m);
-  if (!data.ok()) return InvalidArgumentError(f.input + ": " + data.status().message());
-  DPEM_ASSIGN_OR_RETURN(Generator gen, MakeGenerator(f.seed));
-  StatusOr<GradientEmFit> fit = FitGradientEm(*data, o, gen);
-  if (!fit.ok()) return Status(fit.status().code(), f.input + ": " + fit.status().message());
-  for (const std::string& reason : fit->guarantee.void_reasons) {
-    std::cerr << "dpem fit gradient-em: warning: the privacy guarantee is VOID: " << reason
-              << "\n";
-  }
-  const json out = FitJson(f, o, *data, *fit);
+  DPEM_ASSIGN_OR_RETURN(GradientEmOptions o, FitOptionsFromFlags(f));
+  DPEM_ASSIGN_OR_RETURN(const FitRequest request, FitRequestFromFlags(Table(), f.fit));
+  GradientEmFitTask task(model, std::move(o), f.trajectory);
+  DPEM_RETURN_IF_ERROR(RunFit(task, request));
+  const json out = json::parse(task.ModelJson());
   if (f.json_output) {
     PrintJson(out);
   } else {
@@ -270,19 +216,15 @@ Status RunFit(const FitFlags& f) {
   return OkStatus();
 }
 
-void AddFitOptions(CLI::App* app, FitFlags& f) {
+void AddFitOptions(CLI::App* app, GradientEmFlags& f) {
+  AddFitFlags(app, Table(), f.fit);
   app->add_option("--model", f.model, "gmm, mrm or rmc")->required();
   app->add_option("--method", f.method,
                   "dp (Algorithm 2, default), clipped (Algorithm 1), dp-em (Algorithm 3, gmm "
                   "only) or nonprivate (gradient EM)");
-  app->add_option("--input", f.input,
-                  "Data CSV/.npy: gmm y_1..y_d; mrm y,x_1..x_d; rmc y,x_1..x_d,z_1..z_d")
-      ->required();
   app->add_option("--iterations", f.iterations, "Number of iterations T (>= 1), fixed")
       ->required();
   app->add_option("--sigma", f.sigma, "The model's public noise level sigma (> 0); required");
-  app->add_option("--epsilon", f.epsilon, "Total epsilon (> 0); required unless nonprivate");
-  app->add_option("--delta", f.delta, "Total delta in (0, 1); required unless nonprivate");
   app->add_option("--tau", f.tau,
                   "dp, dp-em: public bound on the second moment of each gradient (or EM-map) "
                   "coordinate; sets the robust scale s. Required, no default");
@@ -292,31 +234,24 @@ void AddFitOptions(CLI::App* app, FitFlags& f) {
   app->add_option("--clip", f.clip, "clipped: the L2 clipping threshold C; required");
   app->add_option("--step", f.step, "Step size eta (default 1 = 2/(mu+nu), Theorem 4)");
   app->add_option("--zeta", f.zeta, "dp, dp-em: failure probability zeta (default 0.1)");
-  app->add_option("--accountant", f.accountant,
-                  "Accountant certifying the total: " + AccountantNameList() + " (default rdp)");
   app->add_option("--calibration", f.calibration,
                   "accountant (default: the least noise the accountant certifies) or paper "
                   "(Algorithm 2's sigma^2 = 16 s^2 d T / (9 n^2 eps~^2), exact in zCDP)");
   app->add_option("--init", f.init, "Initial beta, comma-separated (default: random, from --seed)")
       ->delimiter(',');
   app->add_option("--init-norm", f.init_norm, "Norm of the random initial beta (default 1)");
-  app->add_option("--seed", f.seed,
-                  "Seed a reproducible generator (tests and experiments only). The noise is "
-                  "then reproducible from the seed, so a private fit's guarantee is VOID");
   app->add_flag("--json", f.json_output, "Print the result as JSON");
   app->add_flag("--trajectory", f.trajectory, "Include beta^0..beta^T in the output");
-  AddThreadsOption(app, &f.threads);
-  AddBudgetFlags(app, &f.budget);
 }
 
 }  // namespace
 
 Command AddFitGradientEmCommand(CLI::App& fit) {
-  auto f = std::make_shared<FitFlags>();
+  auto f = std::make_shared<GradientEmFlags>();
   CLI::App* app = fit.add_subcommand(
       "gradient-em", "DP gradient EM (wang-dp-gradient-em) for gmm, mrm, rmc; prints beta.");
   AddFitOptions(app, *f);
-  return {app, [f] { return RunFit(*f); }};
+  return {app, [f] { return RunFitGradientEm(*f); }};
 }
 
 Command AddGenerateCommand(CLI::App& root) {

@@ -21,7 +21,8 @@ target_sources(dpem PRIVATE
   src/models/factor_analysis/factor_analysis.cc
   src/models/factor_analysis/factor_analysis_fit.cc
   src/models/factor_analysis/factor_analysis_spectrum.cc
-  src/models/factor_analysis/fa_model_io.cc)
+  src/models/factor_analysis/fa_model_io.cc
+  src/models/factor_analysis/fa_fit_task.cc)
 target_link_libraries(dpem PRIVATE PkgConfig::DPEM_LAPACKE)
 if(DPEM_BUILD_TESTS)
   dpem_add_test(eigen_solver_test SOURCES src/internal/eigen_solver_test.cc)

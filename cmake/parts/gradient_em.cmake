@@ -7,6 +7,7 @@ target_sources(dpem PRIVATE
   src/mechanisms/robust_mean.cc
   src/models/gradient_em/gradient_em.cc
   src/models/gradient_em/gradient_em_models.cc
+  src/models/gradient_em/gradient_em_fit_task.cc
   src/data/generators.cc)
 if(DPEM_BUILD_TESTS)
   dpem_add_test(robust_mean_test SOURCES src/mechanisms/robust_mean_test.cc)

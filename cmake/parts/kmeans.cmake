@@ -2,7 +2,8 @@
 target_sources(dpem PRIVATE
   src/models/kmeans/kmeans.cc
   src/models/kmeans/kmeans_fit.cc
-  src/models/kmeans/kmeans_model_io.cc)
+  src/models/kmeans/kmeans_model_io.cc
+  src/models/kmeans/kmeans_fit_task.cc)
 # tools/fit_kmeans_command.cc is already a dpem_cli source in CMakeLists.txt.
 if(DPEM_BUILD_TESTS)
   dpem_add_test(kmeans_test SOURCES src/models/kmeans/kmeans_test.cc)

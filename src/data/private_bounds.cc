@@ -9,6 +9,7 @@
 #include "dpem/random/discrete_samplers.h"
 #include "internal/guarantee.h"
 #include "internal/numeric.h"
+#include "internal/text.h"
 
 namespace dpem {
 namespace {
@@ -263,6 +264,13 @@ StatusOr<double> PrivateQuantile(std::span<const double> sorted, double q,
   DPEM_ASSIGN_OR_RETURN(const std::size_t i, SamplePermuteAndFlip(fine, e_fine, gen));
   DPEM_RETURN_IF_ERROR(RecordPermuteAndFlip(e_fine.value(), label + " / refinement", ledger));
   return grid[i];
+}
+
+std::string MostOutsideWarning(const PrivateBounds& bounds) {
+  if (!(bounds.outside_fraction_noisy > kOutsideFractionWarning)) return "";
+  return "the released (noisy) fraction of records outside the released ball is " +
+         internal::FormatShortest(bounds.outside_fraction_noisy) +
+         ": most records will be clipped";
 }
 
 StatusOr<PrivateBounds> ReleasePrivateBounds(const RowSource& x,

@@ -17,6 +17,10 @@ inline constexpr std::size_t kMaxQuotedChars = 24;
 // that the message stays one line of plain ASCII.
 std::string QuoteForMessage(std::string_view text);
 
+// `value` as the shortest text that reads back to it ("nan", "inf", "-inf"
+// for the non-finite values), for messages.
+std::string FormatShortest(double value);
+
 }  // namespace dpem::internal
 
 #endif  // DPEM_INTERNAL_TEXT_H_

@@ -89,6 +89,10 @@ struct PrivateBoundsOptions {
   Status Validate() const;
 };
 
+// A released outside fraction above this is worth a warning: most records
+// will be clipped (MostOutsideWarning).
+inline constexpr double kOutsideFractionWarning = 0.5;
+
 // What ReleasePrivateBounds released.
 struct PrivateBounds {
   // Released centre (d entries) and radius R > 0; from_data stays false.
@@ -114,6 +118,11 @@ struct PrivateBounds {
 StatusOr<PrivateBounds> ReleasePrivateBounds(const RowSource& x,
                                              const PrivateBoundsOptions& options,
                                              Generator& gen);
+
+// The warning (without "warning: ") that `bounds` clip most records, when
+// their released outside fraction exceeds kOutsideFractionWarning; empty
+// otherwise. Post-processing of released values.
+std::string MostOutsideWarning(const PrivateBounds& bounds);
 
 // An epsilon held exactly as a dyadic rational numerator / 2^shift, with
 // numerator < 2^32 and shift <= 61, so that every exponent of

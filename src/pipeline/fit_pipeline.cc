@@ -1,0 +1,113 @@
+// The private-fit pipeline: see dpem/pipeline/fit_pipeline.h.
+#include "dpem/pipeline/fit_pipeline.h"
+
+#include <cmath>
+#include <memory>
+#include <utility>
+
+#include "dpem/accounting/budget_store.h"
+#include "dpem/data/io.h"
+#include "dpem/data/private_bounds.h"
+#include "internal/file_util.h"
+
+namespace dpem {
+
+
+Status ChargePrivacyBudget(const std::string& budget_file, const std::string& dataset,
+                           const std::string& input, double epsilon, double delta,
+                           const std::string& command) {
+  if (budget_file.empty()) return OkStatus();
+  if (!std::isfinite(epsilon)) {
+    return InvalidArgumentError("a non-private fit cannot be charged to a privacy budget");
+  }
+  std::string id = dataset;
+  if (id.empty()) {
+    DPEM_ASSIGN_OR_RETURN(id, DatasetIdOfFile(input));
+  }
+  DPEM_ASSIGN_OR_RETURN(BudgetStore store, BudgetStore::Open(budget_file, /*create=*/false));
+  return store.Charge(id, epsilon, std::isfinite(delta) ? delta : 0.0,
+                      command + " --input " + input);
+}
+
+namespace {
+
+// Step 3: charges the task's (epsilon, delta) to the budget, if one is given.
+Status ChargeBudget(const FitTask& task, const FitRequest& r) {
+  if (r.budget_file.empty()) return OkStatus();
+  DPEM_ASSIGN_OR_RETURN(const double epsilon, task.ChargedEpsilon());
+  return ChargePrivacyBudget(r.budget_file, r.dataset, r.input, epsilon, task.ChargedDelta(),
+                             r.command);
+}
+
+// The data of step 4: the caller's source, or the file opened into `owned`.
+StatusOr<const RowSource*> OpenData(const FitRequest& r, std::unique_ptr<RowSource>& owned) {
+  if (r.source != nullptr) return r.source;
+  DPEM_ASSIGN_OR_RETURN(owned, OpenRowSource(r.input));
+  return owned.get();
+}
+
+void Warn(const FitRequest& r, const std::string& line) {
+  if (r.warn) r.warn(r.command + ": warning: " + line);
+}
+
+// Step 6: with bounds_epsilon, the domain released from `x`, written into the
+// task's domain, its epsilon taken out of the task's (basic composition).
+StatusOr<std::optional<PrivateBounds>> ReleaseDomain(FitTask& task, const FitRequest& r,
+                                                     const RowSource& x, Generator& gen) {
+  if (!r.bounds_epsilon) return std::optional<PrivateBounds>();
+  DataDomain* domain = task.MutableDomain();
+  if (domain == nullptr) return InvalidArgumentError("this model has no domain to release");
+  PrivateBoundsOptions options;
+  options.epsilon = *r.bounds_epsilon;
+  DPEM_ASSIGN_OR_RETURN(PrivateBounds bounds, ReleasePrivateBounds(x, options, gen));
+  if (const std::string w = MostOutsideWarning(bounds); !w.empty()) Warn(r, w);
+  *domain = bounds.domain;
+  *task.MutableEpsilon() -= bounds.epsilon;
+  return std::optional<PrivateBounds>(std::move(bounds));
+}
+
+// Step 8: the released domain's releases and cost composed into the fit's
+// guarantee by the rule "basic composition of the bounds"
+// (ComposeBoundsWithFit): its releases listed first, the target grown by
+// its epsilon.
+Status ComposeBounds(const std::optional<PrivateBounds>& bounds, PrivacyGuarantee& g) {
+  if (!bounds) return OkStatus();
+  DPEM_ASSIGN_OR_RETURN(const ComposedGuarantee c,
+                        ComposeBoundsWithFit(*bounds, g.ledger, g.epsilon, g.delta, g.accountant));
+  g.ledger = c.ledger;
+  g.epsilon = c.epsilon;
+  g.target_epsilon += bounds->epsilon;
+  return OkStatus();
+}
+
+// Steps 5 to 8, on the opened data.
+Status FitData(FitTask& task, const FitRequest& r, const RowSource& x) {
+  if (r.check_data) DPEM_RETURN_IF_ERROR(r.check_data(x));
+  DPEM_ASSIGN_OR_RETURN(Generator gen, r.seed ? StatusOr<Generator>(Generator::FromSeed(*r.seed))
+                                              : Generator::FromOsEntropy());
+  DPEM_ASSIGN_OR_RETURN(const std::optional<PrivateBounds> bounds,
+                        ReleaseDomain(task, r, x, gen));
+  if (Status s = task.Fit(x, gen); !s.ok()) {
+    return Status(s.code(), r.input.empty() ? s.message() : r.input + ": " + s.message());
+  }
+  return ComposeBounds(bounds, task.MutableGuarantee());
+}
+
+}  // namespace
+
+Status RunFit(FitTask& task, const FitRequest& request) {
+  DPEM_RETURN_IF_ERROR(task.Validate());
+  if (request.output) DPEM_RETURN_IF_ERROR(internal::CheckCanCreate(*request.output));
+  DPEM_RETURN_IF_ERROR(ChargeBudget(task, request));
+  std::unique_ptr<RowSource> owned;
+  DPEM_ASSIGN_OR_RETURN(const RowSource* x, OpenData(request, owned));
+  DPEM_RETURN_IF_ERROR(FitData(task, request, *x));
+  // One line per reason, a seeded private fit's among them (said once).
+  for (const std::string& reason : task.MutableGuarantee().void_reasons) {
+    Warn(request, "the privacy guarantee is VOID: " + reason);
+  }
+  if (!request.output) return OkStatus();
+  return internal::WriteFileAtomically(*request.output, task.ModelJson());
+}
+
+}  // namespace dpem

@@ -1,0 +1,86 @@
+// The table of flags that every `dpem fit` subcommand shares, declared once
+// (the idea of mlpack's single parameter table): the data and the model
+// file, the privacy budget (--epsilon, --delta, --accountant), the public
+// domain, the budget ledger, the seed, the threads and --quiet. A model's
+// command declares only its own flags, and turns the shared ones into the
+// pipeline's FitRequest (dpem/pipeline/fit_pipeline.h) and its options.
+#ifndef DPEM_TOOLS_FIT_FLAGS_H_
+#define DPEM_TOOLS_FIT_FLAGS_H_
+
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "budget_flags.h"
+#include "dpem/accounting/accountant.h"
+#include "dpem/engine/engine.h"
+#include "dpem/pipeline/fit_pipeline.h"
+#include "dpem/status.h"
+#include "domain_flags.h"
+
+namespace dpem::cli {
+
+// The shared flags' values, as parsed.
+struct FitFlags {
+  std::string input;
+  std::string output;
+  std::optional<std::string> epsilon_text;
+  std::optional<double> delta;
+  std::optional<std::string> accountant;
+  DomainFlags domain;
+  std::optional<std::string> seed;
+  bool quiet = false;
+  BudgetFlags budget;
+  int threads = 0;
+};
+
+// Which shared flags a subcommand offers, and the help of those whose
+// meaning depends on the model. An empty help leaves the flag out.
+struct FitFlagTable {
+  std::string command;        // "fit gmm": messages read "dpem fit gmm: ...".
+  std::string input_help = "Data: .csv (one record per row) or .npy";
+  bool output = true;         // --output, the model file (required).
+  bool quiet = true;          // --quiet.
+  std::string epsilon_help;
+  bool epsilon_required = true;
+  std::string delta_help;
+  std::string accountant_help;
+  bool domain = true;               // --data-norm, --data-center, --bounds...
+  bool data_norm_from_data = true;  // ... and --data-norm-from-data.
+};
+
+// Registers the table's flags on `app`, storing into `f` (which must
+// outlive the parse).
+void AddFitFlags(CLI::App* app, const FitFlagTable& table, FitFlags& f);
+
+// The parsed --epsilon: a number >= kMinEpsilon or "inf"; +infinity when
+// the flag was not given (a command whose model decides privacy otherwise).
+StatusOr<double> EpsilonFromFlags(const FitFlags& f);
+// The parsed --accountant, or `fallback` when not given.
+StatusOr<AccountantKind> AccountantFromFlags(const FitFlags& f, AccountantKind fallback);
+// --delta, required for a private fit: InvalidArgument naming the flag if it
+// is missing or outside (0, 1). Unused (NaN) for a plain fit.
+StatusOr<double> DeltaFromFlags(const FitFlags& f, bool is_private);
+
+// The shared flags' part of a fit's options: the engine of --threads and the
+// domain of --data-norm / --data-center / --bounds (DomainFlagsInto) for a
+// fit private or not at total `epsilon`. Parses the domain flags first.
+StatusOr<EngineOptions> EngineFromFlags(const FitFlags& f);
+Status DomainFromFlags(FitFlags& f, bool is_private, double epsilon, DataDomain& domain);
+
+// The pipeline's request for the parsed flags: data, model file, budget,
+// seed, a released domain (--data-norm auto), and warnings on stderr unless
+// --quiet. InvalidArgument for a bad --seed or budget flags
+// (CheckBudgetFlags).
+StatusOr<FitRequest> FitRequestFromFlags(const FitFlagTable& table, const FitFlags& f);
+
+// "dpem <command>: iteration 3/10<suffix>" rewritten in place on a terminal
+// for each iteration's report; null when --quiet or stderr is not a
+// terminal. `suffix` gives the rest of the line (may be empty).
+std::function<void(int iteration, int iterations, const std::string& suffix)> ProgressPrinter(
+    const FitFlagTable& table, const FitFlags& f);
+
+}  // namespace dpem::cli
+
+#endif  // DPEM_TOOLS_FIT_FLAGS_H_
