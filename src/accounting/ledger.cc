@@ -3,36 +3,32 @@
 #include <cmath>
 #include <string>
 
+#include "internal/enum_names.h"
+
 namespace dpem {
+namespace {
+
+constexpr internal::EnumName<MechanismKind> kMechanismNames[] = {
+    {MechanismKind::kLaplace, "laplace"}, {MechanismKind::kGaussian, "gaussian"}};
+constexpr internal::EnumName<NoiseSampling> kSamplingNames[] = {
+    {NoiseSampling::kDiscrete, "discrete"}, {NoiseSampling::kContinuous, "continuous"}};
+
+}  // namespace
 
 std::string_view MechanismName(MechanismKind kind) {
-  switch (kind) {
-    case MechanismKind::kLaplace: return "laplace";
-    case MechanismKind::kGaussian: return "gaussian";
-  }
-  return "unknown";
+  return internal::NameOf(kMechanismNames, kind);
 }
 
 StatusOr<MechanismKind> ParseMechanismKind(std::string_view name) {
-  if (name == "laplace") return MechanismKind::kLaplace;
-  if (name == "gaussian") return MechanismKind::kGaussian;
-  return InvalidArgumentError("unknown mechanism '" + std::string(name) +
-                              "' (accepted: laplace, gaussian)");
+  return internal::ParseName(kMechanismNames, name, "mechanism");
 }
 
 std::string_view NoiseSamplingName(NoiseSampling sampling) {
-  switch (sampling) {
-    case NoiseSampling::kDiscrete: return "discrete";
-    case NoiseSampling::kContinuous: return "continuous";
-  }
-  return "unknown";
+  return internal::NameOf(kSamplingNames, sampling);
 }
 
 StatusOr<NoiseSampling> ParseNoiseSampling(std::string_view name) {
-  if (name == "discrete") return NoiseSampling::kDiscrete;
-  if (name == "continuous") return NoiseSampling::kContinuous;
-  return InvalidArgumentError("unknown noise sampling '" + std::string(name) +
-                              "' (accepted: discrete, continuous)");
+  return internal::ParseName(kSamplingNames, name, "noise sampling");
 }
 
 std::string_view Release::SensitivityNorm() const {

@@ -158,6 +158,27 @@ FaParameters ToOriginalUnits(FaParameters p, const DataDomain& d) {
   return p;
 }
 
+// The model of the unit-ball records: from the released second moment,
+// its eigenvalues repaired (private), or from the exact one (plain).
+StatusOr<FaParameters> FitInUnitBall(const internal::FitStart& start, const FaFitOptions& o,
+                                     Generator& gen, FaGuarantee& g) {
+  const double n = static_cast<double>(start.unit.rows());
+  FaEmOptions em = o.em;
+  if (em.threads == 0) em.threads = start.engine.threads();
+  Eigen::MatrixXd s;  // T / N, divided in place (d x d: 128 MiB at d = 4096).
+  if (!o.IsPrivate()) {
+    DPEM_ASSIGN_OR_RETURN(s, SecondMomentSum(start.unit, start.engine));
+    s /= n;
+    return FitFaToSecondMoment(s, em);
+  }
+  DPEM_ASSIGN_OR_RETURN(s, ReleaseAndCertify(start.unit, o, start.engine, gen, g));
+  s /= n;
+  DPEM_ASSIGN_OR_RETURN(const internal::Eigenpairs top,
+                        internal::RepairEigenvalues(s, o.eigenvalue_floor, o.eigenvalue_repair,
+                                                    em));
+  return internal::FitFaWithEigenpairs(s, top, em);
+}
+
 }  // namespace
 
 StatusOr<Eigen::MatrixXd> ReleaseFaSecondMoment(const DataMatrix& unit, double epsilon,
@@ -229,28 +250,11 @@ StatusOr<FaFit> FitFactorAnalysis(const RowSource& x, const FaFitOptions& option
   }
   FaFit fit;
   fit.guarantee = NewGuarantee(options);
-  DPEM_ASSIGN_OR_RETURN(internal::FitStart start,
+  DPEM_ASSIGN_OR_RETURN(const internal::FitStart start,
                         internal::BeginFit(x, options.domain, options.engine, gen, fit.guarantee));
+  DPEM_ASSIGN_OR_RETURN(const FaParameters unit_params,
+                        FitInUnitBall(start, options, gen, fit.guarantee));
   fit.domain = start.domain;
-  const Engine& engine = start.engine;
-  const UnitBallRowSource& unit = start.unit;
-  const double n = static_cast<double>(x.rows());
-  FaEmOptions em = options.em;
-  if (em.threads == 0) em.threads = engine.threads();
-  FaParameters unit_params;
-  Eigen::MatrixXd s;  // T / N, divided in place (d x d: 128 MiB at d = 4096).
-  if (options.IsPrivate()) {
-    DPEM_ASSIGN_OR_RETURN(s, ReleaseAndCertify(unit, options, engine, gen, fit.guarantee));
-    s /= n;
-    DPEM_ASSIGN_OR_RETURN(const internal::Eigenpairs top,
-                          internal::RepairEigenvalues(s, options.eigenvalue_floor,
-                                                      options.eigenvalue_repair, em));
-    DPEM_ASSIGN_OR_RETURN(unit_params, internal::FitFaWithEigenpairs(s, top, em));
-  } else {
-    DPEM_ASSIGN_OR_RETURN(s, SecondMomentSum(unit, engine));
-    s /= n;
-    DPEM_ASSIGN_OR_RETURN(unit_params, FitFaToSecondMoment(s, em));
-  }
   fit.parameters = ToOriginalUnits(unit_params, fit.domain);
   fit.n = x.rows();
   fit.iterations = options.em.iterations;

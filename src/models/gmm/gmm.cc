@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dpem/random/samplers.h"
+#include "internal/enum_names.h"
 
 namespace dpem {
 namespace {
@@ -81,37 +82,27 @@ Eigen::Index PickComponent(const Eigen::VectorXd& cumulative, double u,
 
 }  // namespace
 
+constexpr internal::EnumName<CovarianceType> kCovarianceNames[] = {
+    {CovarianceType::kFull, "full"},
+    {CovarianceType::kDiagonal, "diag"},
+    {CovarianceType::kSpherical, "spherical"}};
+constexpr internal::EnumName<Estimator> kEstimatorNames[] = {{Estimator::kMle, "mle"},
+                                                             {Estimator::kMap, "map"}};
+
 std::string_view CovarianceTypeName(CovarianceType type) {
-  switch (type) {
-    case CovarianceType::kFull: return "full";
-    case CovarianceType::kDiagonal: return "diag";
-    case CovarianceType::kSpherical: return "spherical";
-  }
-  return "unknown";
+  return internal::NameOf(kCovarianceNames, type);
 }
 
 StatusOr<CovarianceType> ParseCovarianceType(std::string_view name) {
-  for (CovarianceType t : {CovarianceType::kFull, CovarianceType::kDiagonal,
-                           CovarianceType::kSpherical}) {
-    if (name == CovarianceTypeName(t)) return t;
-  }
-  return InvalidArgumentError("unknown covariance type '" + std::string(name) +
-                              "'; accepted: full, diag, spherical");
+  return internal::ParseName(kCovarianceNames, name, "covariance type");
 }
 
 std::string_view EstimatorName(Estimator estimator) {
-  switch (estimator) {
-    case Estimator::kMle: return "mle";
-    case Estimator::kMap: return "map";
-  }
-  return "unknown";
+  return internal::NameOf(kEstimatorNames, estimator);
 }
 
 StatusOr<Estimator> ParseEstimator(std::string_view name) {
-  if (name == "mle") return Estimator::kMle;
-  if (name == "map") return Estimator::kMap;
-  return InvalidArgumentError("unknown estimator '" + std::string(name) +
-                              "'; accepted: mle, map");
+  return internal::ParseName(kEstimatorNames, name, "estimator");
 }
 
 Status ValidateParameters(const GmmParameters& params) {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "dpem/models/gradient_em/gradient_em.h"
+#include "internal/enum_names.h"
 #include "models/gradient_em/gradient_em_internal.h"
 
 namespace dpem {
@@ -39,50 +40,37 @@ Eigen::VectorXd RmcConditionalMean(const Eigen::VectorXd& x, const Eigen::Vector
 
 }  // namespace
 
-std::string_view GradientEmModelName(GradientEmModel m) {
-  switch (m) {
-    case GradientEmModel::kGmm: return "gmm";
-    case GradientEmModel::kMrm: return "mrm";
-    case GradientEmModel::kRmc: return "rmc";
-  }
-  return "unknown";
-}
+constexpr internal::EnumName<GradientEmModel> kModelNames[] = {
+    {GradientEmModel::kGmm, "gmm"}, {GradientEmModel::kMrm, "mrm"}, {GradientEmModel::kRmc, "rmc"}};
+constexpr internal::EnumName<GradientEmMethod> kMethodNames[] = {
+    {GradientEmMethod::kDp, "dp"},
+    {GradientEmMethod::kClipped, "clipped"},
+    {GradientEmMethod::kDpEm, "dp-em"},
+    {GradientEmMethod::kNonPrivate, "nonprivate"}};
+constexpr internal::EnumName<NoiseCalibrationRule> kCalibrationNames[] = {
+    {NoiseCalibrationRule::kAccountant, "accountant"},
+    {NoiseCalibrationRule::kPaperZcdp, "paper"}};
+
+std::string_view GradientEmModelName(GradientEmModel m) { return internal::NameOf(kModelNames, m); }
 
 std::string_view GradientEmMethodName(GradientEmMethod m) {
-  switch (m) {
-    case GradientEmMethod::kDp: return "dp";
-    case GradientEmMethod::kClipped: return "clipped";
-    case GradientEmMethod::kDpEm: return "dp-em";
-    case GradientEmMethod::kNonPrivate: return "nonprivate";
-  }
-  return "unknown";
+  return internal::NameOf(kMethodNames, m);
 }
 
 std::string_view NoiseCalibrationRuleName(NoiseCalibrationRule r) {
-  return r == NoiseCalibrationRule::kAccountant ? "accountant" : "paper";
+  return internal::NameOf(kCalibrationNames, r);
 }
 
 StatusOr<GradientEmModel> ParseGradientEmModel(std::string_view name) {
-  for (auto m : {GradientEmModel::kGmm, GradientEmModel::kMrm, GradientEmModel::kRmc}) {
-    if (name == GradientEmModelName(m)) return m;
-  }
-  return InvalidArgumentError("unknown model '" + std::string(name) + "' (accepted: gmm, mrm, rmc)");
+  return internal::ParseName(kModelNames, name, "model");
 }
 
 StatusOr<GradientEmMethod> ParseGradientEmMethod(std::string_view name) {
-  for (auto m : {GradientEmMethod::kDp, GradientEmMethod::kClipped, GradientEmMethod::kDpEm,
-                 GradientEmMethod::kNonPrivate}) {
-    if (name == GradientEmMethodName(m)) return m;
-  }
-  return InvalidArgumentError("unknown method '" + std::string(name) +
-                              "' (accepted: dp, clipped, dp-em, nonprivate)");
+  return internal::ParseName(kMethodNames, name, "method");
 }
 
 StatusOr<NoiseCalibrationRule> ParseNoiseCalibrationRule(std::string_view name) {
-  if (name == "accountant") return NoiseCalibrationRule::kAccountant;
-  if (name == "paper") return NoiseCalibrationRule::kPaperZcdp;
-  return InvalidArgumentError("unknown calibration '" + std::string(name) +
-                              "' (accepted: accountant, paper)");
+  return internal::ParseName(kCalibrationNames, name, "calibration");
 }
 
 Status GradientEmData::Validate() const {
