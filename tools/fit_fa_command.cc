@@ -4,7 +4,6 @@
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -28,12 +27,13 @@ struct FitFaFlags {
   double variance_floor = 1e-6;
 };
 
-FitFlagTable Table() {
-  FitFlagTable t;
-  t.command = "fit fa";
-  t.epsilon_help = "Privacy budget epsilon (> 0) of the one release, or inf for plain EM";
-  t.delta_help = "delta, in (0, 1); required for private fits";
-  return t;
+const FitFlagTable& Table() {
+  static const FitFlagTable table{
+      .command = "fit fa",
+      .epsilon_help = "Privacy budget epsilon (> 0) of the one release, or inf for plain EM",
+      .delta_help = "delta, in (0, 1); required for private fits",
+  };
+  return table;
 }
 
 StatusOr<FaFitOptions> OptionsFromFlags(FitFaFlags& f) {
@@ -61,13 +61,10 @@ StatusOr<FaFitOptions> OptionsFromFlags(FitFaFlags& f) {
 // "dpem fit fa: iteration 3/10, ..." on a terminal. The log-likelihood shown
 // is of the released (noisy) matrix: post-processing.
 std::function<void(int, double)> ProgressLine(const FitFaFlags& f, int iterations) {
-  auto print = ProgressPrinter(Table(), f.fit);
+  auto print = ProgressPrinter(Table(), f.fit,
+                               "mean log-likelihood of the (released) second moment, unit ball");
   if (!print) return nullptr;
-  return [print, iterations](int it, double ll) {
-    std::ostringstream suffix;
-    suffix << ", mean log-likelihood of the (released) second moment, unit ball " << ll;
-    print(it, iterations, suffix.str());
-  };
+  return [print, iterations](int it, double ll) { print(it, iterations, ll); };
 }
 
 Status RunFitFa(FitFaFlags& f) {
@@ -104,23 +101,6 @@ void AddOptions(CLI::App* app, FitFaFlags& f) {
                   "Floor of the noise variances Psi, unit-ball units (default 1e-6)");
 }
 
-struct FaModelAndData {
-  FaFit fit;
-  DataMatrix x;
-};
-
-StatusOr<FaModelAndData> LoadFa(const ModelCommandFlags& f) {
-  FaModelAndData md;
-  DPEM_ASSIGN_OR_RETURN(md.fit, ReadFaModel(f.model));
-  DPEM_ASSIGN_OR_RETURN(md.x, ReadMatrix(f.input));
-  if (md.x.cols() != md.fit.parameters.dimension()) {
-    return InvalidArgumentError(f.input + ": the data has " + std::to_string(md.x.cols()) +
-                                " columns but the model " + f.model + " has dimension " +
-                                std::to_string(md.fit.parameters.dimension()));
-  }
-  return md;
-}
-
 }  // namespace
 
 Command AddFitFaCommand(CLI::App& fit) {
@@ -133,14 +113,10 @@ Command AddFitFaCommand(CLI::App& fit) {
 }
 
 Status ScoreFaModel(const ModelCommandFlags& f) {
-  DPEM_ASSIGN_OR_RETURN(const FaModelAndData md, LoadFa(f));
-  DPEM_ASSIGN_OR_RETURN(const double ll, FaMeanLogLikelihood(md.fit.parameters, md.x));
-  if (f.json) {
-    PrintJson({{"mean_log_likelihood", ll}, {"n", md.x.rows()}});
-  } else {
-    std::cout << "mean log-likelihood per record: " << FormatNumber(ll) << " (" << md.x.rows()
-              << " records, original units)\n";
-  }
+  DPEM_ASSIGN_OR_RETURN(const FaFit fit, ReadFaModel(f.model));
+  DPEM_ASSIGN_OR_RETURN(const DataMatrix x, ReadDataForModel(f, fit.parameters.dimension()));
+  DPEM_ASSIGN_OR_RETURN(const double ll, FaMeanLogLikelihood(fit.parameters, x));
+  PrintScore(f, "mean_log_likelihood", "mean log-likelihood per record", ll, x.rows());
   return OkStatus();
 }
 
@@ -152,8 +128,9 @@ Status SampleFaModel(const ModelCommandFlags& f) {
 }
 
 Status TransformFaModel(const ModelCommandFlags& f) {
-  DPEM_ASSIGN_OR_RETURN(const FaModelAndData md, LoadFa(f));
-  DPEM_ASSIGN_OR_RETURN(const DataMatrix z, FaTransform(md.fit.parameters, md.x));
+  DPEM_ASSIGN_OR_RETURN(const FaFit fit, ReadFaModel(f.model));
+  DPEM_ASSIGN_OR_RETURN(const DataMatrix x, ReadDataForModel(f, fit.parameters.dimension()));
+  DPEM_ASSIGN_OR_RETURN(const DataMatrix z, FaTransform(fit.parameters, x));
   return WriteMatrix(f.output, z);
 }
 

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <iostream>
 #include <limits>
 
@@ -78,12 +79,13 @@ StatusOr<FitRequest> FitRequestFromFlags(const FitFlagTable& t, const FitFlags& 
   return r;
 }
 
-std::function<void(int, int, const std::string&)> ProgressPrinter(const FitFlagTable& t,
-                                                                 const FitFlags& f) {
+std::function<void(int, int, double)> ProgressPrinter(const FitFlagTable& t, const FitFlags& f,
+                                                      std::string label) {
   if (f.quiet || !::isatty(STDERR_FILENO)) return nullptr;
-  return [command = t.command](int iteration, int iterations, const std::string& suffix) {
-    std::cerr << "\rdpem " << command << ": iteration " << iteration << "/" << iterations
-              << suffix << (iteration == iterations ? "\n" : "") << std::flush;
+  return [command = t.command, label](int iteration, int iterations, double value) {
+    std::cerr << "\rdpem " << command << ": iteration " << iteration << "/" << iterations;
+    if (std::isfinite(value)) std::cerr << ", " << label << " " << value;
+    std::cerr << (iteration == iterations ? "\n" : "") << std::flush;
   };
 }
 

@@ -75,11 +75,11 @@ Status DomainFromFlags(FitFlags& f, bool is_private, double epsilon, DataDomain&
 // (CheckBudgetFlags).
 StatusOr<FitRequest> FitRequestFromFlags(const FitFlagTable& table, const FitFlags& f);
 
-// "dpem <command>: iteration 3/10<suffix>" rewritten in place on a terminal
-// for each iteration's report; null when --quiet or stderr is not a
-// terminal. `suffix` gives the rest of the line (may be empty).
-std::function<void(int iteration, int iterations, const std::string& suffix)> ProgressPrinter(
-    const FitFlagTable& table, const FitFlags& f);
+// "dpem <command>: iteration 3/10, <label> <value>" rewritten in place on a
+// terminal for each iteration (", <label> <value>" only for a finite value:
+// a private fit shows none); null when --quiet or stderr is not a terminal.
+std::function<void(int iteration, int iterations, double value)> ProgressPrinter(
+    const FitFlagTable& table, const FitFlags& f, std::string label);
 
 }  // namespace dpem::cli
 

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 
 #include "commands.h"
@@ -29,14 +28,15 @@ struct FitGmmFlags {
   double covariance_floor = 1e-6;
 };
 
-FitFlagTable Table() {
-  FitFlagTable t;
-  t.command = "fit gmm";
-  t.epsilon_help = "Total privacy budget epsilon (> 0), or inf to fit plain EM without privacy";
-  t.delta_help = "Total delta, in (0, 1); required for private fits";
-  t.accountant_help = "Composition method calibrating the noise: " + AccountantNameList() +
-                      " (default: rdp, the tightest)";
-  return t;
+const FitFlagTable& Table() {
+  static const FitFlagTable table{
+      .command = "fit gmm",
+      .epsilon_help = "Total privacy budget epsilon (> 0), or inf to fit plain EM without privacy",
+      .delta_help = "Total delta, in (0, 1); required for private fits",
+      .accountant_help = "Composition method calibrating the noise: " + AccountantNameList() +
+                         " (default: rdp, the tightest)",
+  };
+  return table;
 }
 
 // Flags whose parser is the model's own Parse* function.
@@ -97,14 +97,10 @@ StatusOr<GmmFitOptions> OptionsFromFlags(FitGmmFlags& f) {
 
 // "dpem fit gmm: iteration 3/10, mean log-likelihood ..." on a terminal.
 std::function<void(const GmmIterationReport&)> ProgressLine(const FitGmmFlags& f) {
-  auto print = ProgressPrinter(Table(), f.fit);
+  auto print = ProgressPrinter(Table(), f.fit, "mean log-likelihood (unit ball)");
   if (!print) return nullptr;
   return [print](const GmmIterationReport& r) {
-    std::ostringstream suffix;
-    if (std::isfinite(r.mean_log_likelihood)) {
-      suffix << ", mean log-likelihood (unit ball) " << r.mean_log_likelihood;
-    }
-    print(r.iteration, r.iterations, suffix.str());
+    print(r.iteration, r.iterations, r.mean_log_likelihood);
   };
 }
 

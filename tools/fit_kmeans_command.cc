@@ -4,7 +4,6 @@
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -27,16 +26,17 @@ struct FitKmeansFlags {
   std::optional<std::string> init;      // Unset: KmeansFitOptions::ResolvedInit().
 };
 
-FitFlagTable Table() {
-  FitFlagTable t;
-  t.command = "fit kmeans";
-  t.epsilon_help = "Total privacy budget epsilon (> 0), or inf for plain Lloyd";
-  t.delta_help = "Total delta in (0, 1): required by cdp-gauss, cdp-laplace and dplloyd-zcdp; "
-                 "not used by dplloyd (pure epsilon-DP)";
-  t.accountant_help = "Composition of cdp-gauss and cdp-laplace: " + AccountantNameList() +
-                      " (default rdp)";
-  t.data_norm_from_data = false;
-  return t;
+const FitFlagTable& Table() {
+  static const FitFlagTable table{
+      .command = "fit kmeans",
+      .epsilon_help = "Total privacy budget epsilon (> 0), or inf for plain Lloyd",
+      .delta_help = "Total delta in (0, 1): required by cdp-gauss, cdp-laplace and dplloyd-zcdp; "
+                    "not used by dplloyd (pure epsilon-DP)",
+      .accountant_help = "Composition of cdp-gauss and cdp-laplace: " + AccountantNameList() +
+                         " (default rdp)",
+      .data_norm_from_data = false,
+  };
+  return table;
 }
 
 Status PrivacyFlagsInto(FitKmeansFlags& f, KmeansFitOptions& o) {
@@ -84,13 +84,9 @@ StatusOr<KmeansFitOptions> OptionsFromFlags(FitKmeansFlags& f) {
 
 // "dpem fit kmeans: iteration 3/10, NICV ..." on a terminal.
 std::function<void(const KmeansIterationReport&)> ProgressLine(const FitKmeansFlags& f) {
-  auto print = ProgressPrinter(Table(), f.fit);
+  auto print = ProgressPrinter(Table(), f.fit, "NICV (unit ball)");
   if (!print) return nullptr;
-  return [print](const KmeansIterationReport& r) {
-    std::ostringstream suffix;
-    if (std::isfinite(r.nicv)) suffix << ", NICV (unit ball) " << r.nicv;
-    print(r.iteration, r.iterations, suffix.str());
-  };
+  return [print](const KmeansIterationReport& r) { print(r.iteration, r.iterations, r.nicv); };
 }
 
 Status RunFitKmeans(FitKmeansFlags& f) {
@@ -103,23 +99,6 @@ Status RunFitKmeans(FitKmeansFlags& f) {
   options.progress = ProgressLine(f);
   KmeansFitTask task = MakeKmeansFitTask(std::move(options));
   return RunFit(task, request);
-}
-
-struct ModelAndData {
-  KmeansFit fit;
-  DataMatrix x;
-};
-
-StatusOr<ModelAndData> Load(const ModelCommandFlags& f) {
-  ModelAndData md;
-  DPEM_ASSIGN_OR_RETURN(md.fit, ReadKmeansModel(f.model));
-  DPEM_ASSIGN_OR_RETURN(md.x, ReadMatrix(f.input));
-  if (md.x.cols() != md.fit.centres.cols()) {
-    return InvalidArgumentError(f.input + ": the data has " + std::to_string(md.x.cols()) +
-                                " columns but the model " + f.model + " has dimension " +
-                                std::to_string(md.fit.centres.cols()));
-  }
-  return md;
 }
 
 }  // namespace
@@ -153,22 +132,19 @@ Command AddFitKmeansCommand(CLI::App& fit) {
 }
 
 Status ScoreKmeansModel(const ModelCommandFlags& f) {
-  DPEM_ASSIGN_OR_RETURN(const ModelAndData md, Load(f));
-  DPEM_ASSIGN_OR_RETURN(const double nicv, Nicv(md.fit.centres, md.x, md.fit.domain.center));
-  if (f.json) {
-    PrintJson({{"nicv", nicv}, {"n", md.x.rows()}});
-  } else {
-    std::cout << "normalised intra-cluster variance (NICV): " << FormatNumber(nicv) << " ("
-              << md.x.rows() << " records, original units)\n";
-  }
+  DPEM_ASSIGN_OR_RETURN(const KmeansFit fit, ReadKmeansModel(f.model));
+  DPEM_ASSIGN_OR_RETURN(const DataMatrix x, ReadDataForModel(f, fit.centres.cols()));
+  DPEM_ASSIGN_OR_RETURN(const double nicv, Nicv(fit.centres, x, fit.domain.center));
+  PrintScore(f, "nicv", "normalised intra-cluster variance (NICV)", nicv, x.rows());
   return OkStatus();
 }
 
 Status PredictKmeansModel(const ModelCommandFlags& f) {
   if (f.proba) return InvalidArgumentError("--proba: does not apply to k-means models");
   if (!f.output.empty()) DPEM_RETURN_IF_ERROR(internal::CheckCanCreate(f.output));
-  DPEM_ASSIGN_OR_RETURN(const ModelAndData md, Load(f));
-  DPEM_ASSIGN_OR_RETURN(const Eigen::VectorXi labels, NearestCentreLabels(md.fit.centres, md.x));
+  DPEM_ASSIGN_OR_RETURN(const KmeansFit fit, ReadKmeansModel(f.model));
+  DPEM_ASSIGN_OR_RETURN(const DataMatrix x, ReadDataForModel(f, fit.centres.cols()));
+  DPEM_ASSIGN_OR_RETURN(const Eigen::VectorXi labels, NearestCentreLabels(fit.centres, x));
   if (!f.output.empty()) return WriteMatrix(f.output, DataMatrix(labels.cast<double>()));
   std::string out;
   for (Eigen::Index i = 0; i < labels.size(); ++i) out += std::to_string(labels(i)) + "\n";

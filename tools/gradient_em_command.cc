@@ -113,19 +113,20 @@ struct GradientEmFlags {
   std::string calibration = "accountant";
 };
 
-FitFlagTable Table() {
-  FitFlagTable t;
-  t.command = "fit gradient-em";
-  t.input_help = "Data CSV/.npy: gmm y_1..y_d; mrm y,x_1..x_d; rmc y,x_1..x_d,z_1..z_d";
-  t.output = false;
-  t.quiet = false;
-  t.epsilon_help = "Total epsilon (> 0); required unless nonprivate";
-  t.epsilon_required = false;
-  t.delta_help = "Total delta in (0, 1); required unless nonprivate";
-  t.accountant_help = "Accountant certifying the total: " + AccountantNameList() +
-                      " (default rdp)";
-  t.domain = false;
-  return t;
+const FitFlagTable& Table() {
+  static const FitFlagTable table{
+      .command = "fit gradient-em",
+      .input_help = "Data CSV/.npy: gmm y_1..y_d; mrm y,x_1..x_d; rmc y,x_1..x_d,z_1..z_d",
+      .output = false,
+      .quiet = false,
+      .epsilon_help = "Total epsilon (> 0); required unless nonprivate",
+      .epsilon_required = false,
+      .delta_help = "Total delta in (0, 1); required unless nonprivate",
+      .accountant_help = "Accountant certifying the total: " + AccountantNameList() +
+                         " (default rdp)",
+      .domain = false,
+  };
+  return table;
 }
 
 // The method's public parameters: tau and the robust scale (dp, dp-em), the

@@ -23,44 +23,23 @@ namespace {
 
 using Handler = std::function<Status(const ModelCommandFlags&)>;
 
-// The model and data, with their dimensions checked against each other.
-struct ModelAndData {
-  GmmFit fit;
-  DataMatrix x;
-};
-
-StatusOr<ModelAndData> Load(const ModelCommandFlags& f) {
-  ModelAndData md;
-  DPEM_ASSIGN_OR_RETURN(md.fit, ReadGmmModel(f.model));
-  DPEM_ASSIGN_OR_RETURN(md.x, ReadMatrix(f.input));
-  if (md.x.cols() != md.fit.parameters.dimension()) {
-    return InvalidArgumentError(f.input + ": the data has " + std::to_string(md.x.cols()) +
-                                " columns but the model " + f.model + " has dimension " +
-                                std::to_string(md.fit.parameters.dimension()));
-  }
-  return md;
-}
-
 Status RunScore(const ModelCommandFlags& f) {
-  DPEM_ASSIGN_OR_RETURN(const ModelAndData md, Load(f));
-  DPEM_ASSIGN_OR_RETURN(const double ll, MeanLogLikelihood(md.fit.parameters, md.x));
-  if (f.json) {
-    PrintJson({{"mean_log_likelihood", ll}, {"n", md.x.rows()}});
-  } else {
-    std::cout << "mean log-likelihood per record: " << FormatNumber(ll) << " (" << md.x.rows()
-              << " records, original units)\n";
-  }
+  DPEM_ASSIGN_OR_RETURN(const GmmFit fit, ReadGmmModel(f.model));
+  DPEM_ASSIGN_OR_RETURN(const DataMatrix x, ReadDataForModel(f, fit.parameters.dimension()));
+  DPEM_ASSIGN_OR_RETURN(const double ll, MeanLogLikelihood(fit.parameters, x));
+  PrintScore(f, "mean_log_likelihood", "mean log-likelihood per record", ll, x.rows());
   return OkStatus();
 }
 
 Status RunPredict(const ModelCommandFlags& f) {
   if (!f.output.empty()) DPEM_RETURN_IF_ERROR(internal::CheckCanCreate(f.output));
-  DPEM_ASSIGN_OR_RETURN(const ModelAndData md, Load(f));
+  DPEM_ASSIGN_OR_RETURN(const GmmFit fit, ReadGmmModel(f.model));
+  DPEM_ASSIGN_OR_RETURN(const DataMatrix x, ReadDataForModel(f, fit.parameters.dimension()));
   DataMatrix out;
   if (f.proba) {
-    DPEM_ASSIGN_OR_RETURN(out, PredictProba(md.fit.parameters, md.x));
+    DPEM_ASSIGN_OR_RETURN(out, PredictProba(fit.parameters, x));
   } else {
-    DPEM_ASSIGN_OR_RETURN(const Eigen::VectorXi labels, Predict(md.fit.parameters, md.x));
+    DPEM_ASSIGN_OR_RETURN(const Eigen::VectorXi labels, Predict(fit.parameters, x));
     out = labels.cast<double>();
   }
   if (!f.output.empty()) return WriteMatrix(f.output, out);
@@ -136,6 +115,26 @@ void AddModelAndInput(CLI::App* app, ModelCommandFlags& f) {
 }
 
 }  // namespace
+
+StatusOr<DataMatrix> ReadDataForModel(const ModelCommandFlags& f, Eigen::Index dimension) {
+  DPEM_ASSIGN_OR_RETURN(DataMatrix x, ReadMatrix(f.input));
+  if (x.cols() != dimension) {
+    return InvalidArgumentError(f.input + ": the data has " + std::to_string(x.cols()) +
+                                " columns but the model " + f.model + " has dimension " +
+                                std::to_string(dimension));
+  }
+  return x;
+}
+
+void PrintScore(const ModelCommandFlags& f, const char* key, const char* text, double value,
+                Eigen::Index n) {
+  if (f.json) {
+    PrintJson({{key, value}, {"n", n}});
+  } else {
+    std::cout << text << ": " << FormatNumber(value) << " (" << n
+              << " records, original units)\n";
+  }
+}
 
 Command AddScoreCommand(CLI::App& root) {
   auto f = std::make_shared<ModelCommandFlags>();

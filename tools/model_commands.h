@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "dpem/data/matrix.h"
 #include "dpem/status.h"
 
 namespace dpem::cli {
@@ -24,6 +25,15 @@ struct ModelCommandFlags {
   long long count = 0;              // -n (sample).
   std::optional<std::string> seed;  // --seed (sample).
 };
+
+// The data of --input, checked against a model of `dimension` read from
+// --model: InvalidArgument naming both files if the columns differ.
+StatusOr<DataMatrix> ReadDataForModel(const ModelCommandFlags& flags, Eigen::Index dimension);
+
+// Prints a score of `n` records: {"<key>": value, "n": n} with --json, else
+// "<text>: <value> (<n> records, original units)".
+void PrintScore(const ModelCommandFlags& flags, const char* key, const char* text, double value,
+                Eigen::Index n);
 
 // Handlers for factor-analysis models ("dpem-fa"), in fit_fa_command.cc.
 Status ScoreFaModel(const ModelCommandFlags& flags);
