@@ -114,10 +114,9 @@ Command AddFitFaCommand(CLI::App& fit) {
 
 Status ScoreFaModel(const ModelCommandFlags& f) {
   DPEM_ASSIGN_OR_RETURN(const FaFit fit, ReadFaModel(f.model));
-  DPEM_ASSIGN_OR_RETURN(const DataMatrix x, ReadDataForModel(f, fit.parameters.dimension()));
-  DPEM_ASSIGN_OR_RETURN(const double ll, FaMeanLogLikelihood(fit.parameters, x));
-  PrintScore(f, "mean_log_likelihood", "mean log-likelihood per record", ll, x.rows());
-  return OkStatus();
+  return ScoreData(f, fit.parameters.dimension(), "mean_log_likelihood",
+                   "mean log-likelihood per record",
+                   [&](const DataMatrix& x) { return FaMeanLogLikelihood(fit.parameters, x); });
 }
 
 Status SampleFaModel(const ModelCommandFlags& f) {

@@ -55,6 +55,18 @@ StatusOr<double> DeltaFromFlags(const FitFlags& f, bool is_private) {
   return *f.delta;
 }
 
+Status ComponentsAndIterationsInto(long long components, std::optional<long long> iterations,
+                                   int& k, int& j) {
+  DPEM_RETURN_IF_ERROR(RequireAtLeast("--components", components, 1));
+  if (iterations) DPEM_RETURN_IF_ERROR(RequireAtLeast("--iterations", *iterations, 1));
+  if (iterations.value_or(1) > 100000 || components > 100000) {
+    return InvalidArgumentError("--iterations and --components: must be <= 100000");
+  }
+  k = static_cast<int>(components);
+  j = static_cast<int>(iterations.value_or(0));
+  return OkStatus();
+}
+
 StatusOr<EngineOptions> EngineFromFlags(const FitFlags& f) {
   return EngineFromThreadsFlag(f.threads);
 }

@@ -63,6 +63,11 @@ StatusOr<AccountantKind> AccountantFromFlags(const FitFlags& f, AccountantKind f
 // is missing or outside (0, 1). Unused (NaN) for a plain fit.
 StatusOr<double> DeltaFromFlags(const FitFlags& f, bool is_private);
 
+// --components K and --iterations J (0 when not given: the model's default),
+// each checked to be in [1, 100000].
+Status ComponentsAndIterationsInto(long long components, std::optional<long long> iterations,
+                                   int& k, int& j);
+
 // The shared flags' part of a fit's options: the engine of --threads and the
 // domain of --data-norm / --data-center / --bounds (DomainFlagsInto) for a
 // fit private or not at total `epsilon`. Parses the domain flags first.

@@ -79,13 +79,8 @@ Status ReleaseFlagsInto(FitGmmFlags& f, GmmFitOptions& o) {
 
 StatusOr<GmmFitOptions> OptionsFromFlags(FitGmmFlags& f) {
   GmmFitOptions o;
-  DPEM_RETURN_IF_ERROR(RequireAtLeast("--components", f.components, 1));
-  if (f.iterations) DPEM_RETURN_IF_ERROR(RequireAtLeast("--iterations", *f.iterations, 1));
-  if (f.iterations.value_or(1) > 100000 || f.components > 100000) {
-    return InvalidArgumentError("--iterations and --components: must be <= 100000");
-  }
-  o.components = static_cast<int>(f.components);
-  o.iterations = static_cast<int>(f.iterations.value_or(0));
+  DPEM_RETURN_IF_ERROR(
+      ComponentsAndIterationsInto(f.components, f.iterations, o.components, o.iterations));
   DPEM_ASSIGN_OR_RETURN(o.epsilon, EpsilonFromFlags(f.fit));
   DPEM_RETURN_IF_ERROR(ParsedFlagsInto(f, o));
   DPEM_RETURN_IF_ERROR(RequirePositiveFinite("--covariance-floor", f.covariance_floor));

@@ -64,13 +64,8 @@ StatusOr<KmeansFitOptions> OptionsFromFlags(FitKmeansFlags& f) {
   StatusOr<KmeansMethod> m = ParseKmeansMethod(f.method);
   if (!m.ok()) return InvalidArgumentError("--method: " + m.status().message());
   o.method = *m;
-  DPEM_RETURN_IF_ERROR(RequireAtLeast("--components", f.components, 1));
-  if (f.iterations) DPEM_RETURN_IF_ERROR(RequireAtLeast("--iterations", *f.iterations, 1));
-  if (f.iterations.value_or(1) > 100000 || f.components > 100000) {
-    return InvalidArgumentError("--iterations and --components: must be <= 100000");
-  }
-  o.components = static_cast<int>(f.components);
-  o.iterations = static_cast<int>(f.iterations.value_or(0));
+  DPEM_RETURN_IF_ERROR(
+      ComponentsAndIterationsInto(f.components, f.iterations, o.components, o.iterations));
   DPEM_ASSIGN_OR_RETURN(o.epsilon, EpsilonFromFlags(f.fit));
   if (f.init) {
     StatusOr<KmeansInit> init = ParseKmeansInit(*f.init);
@@ -133,10 +128,8 @@ Command AddFitKmeansCommand(CLI::App& fit) {
 
 Status ScoreKmeansModel(const ModelCommandFlags& f) {
   DPEM_ASSIGN_OR_RETURN(const KmeansFit fit, ReadKmeansModel(f.model));
-  DPEM_ASSIGN_OR_RETURN(const DataMatrix x, ReadDataForModel(f, fit.centres.cols()));
-  DPEM_ASSIGN_OR_RETURN(const double nicv, Nicv(fit.centres, x, fit.domain.center));
-  PrintScore(f, "nicv", "normalised intra-cluster variance (NICV)", nicv, x.rows());
-  return OkStatus();
+  return ScoreData(f, fit.centres.cols(), "nicv", "normalised intra-cluster variance (NICV)",
+                   [&](const DataMatrix& x) { return Nicv(fit.centres, x, fit.domain.center); });
 }
 
 Status PredictKmeansModel(const ModelCommandFlags& f) {

@@ -25,10 +25,9 @@ using Handler = std::function<Status(const ModelCommandFlags&)>;
 
 Status RunScore(const ModelCommandFlags& f) {
   DPEM_ASSIGN_OR_RETURN(const GmmFit fit, ReadGmmModel(f.model));
-  DPEM_ASSIGN_OR_RETURN(const DataMatrix x, ReadDataForModel(f, fit.parameters.dimension()));
-  DPEM_ASSIGN_OR_RETURN(const double ll, MeanLogLikelihood(fit.parameters, x));
-  PrintScore(f, "mean_log_likelihood", "mean log-likelihood per record", ll, x.rows());
-  return OkStatus();
+  return ScoreData(f, fit.parameters.dimension(), "mean_log_likelihood",
+                   "mean log-likelihood per record",
+                   [&](const DataMatrix& x) { return MeanLogLikelihood(fit.parameters, x); });
 }
 
 Status RunPredict(const ModelCommandFlags& f) {
@@ -126,14 +125,17 @@ StatusOr<DataMatrix> ReadDataForModel(const ModelCommandFlags& f, Eigen::Index d
   return x;
 }
 
-void PrintScore(const ModelCommandFlags& f, const char* key, const char* text, double value,
-                Eigen::Index n) {
+Status ScoreData(const ModelCommandFlags& f, Eigen::Index dimension, const char* key,
+                 const char* text, const std::function<StatusOr<double>(const DataMatrix&)>& score) {
+  DPEM_ASSIGN_OR_RETURN(const DataMatrix x, ReadDataForModel(f, dimension));
+  DPEM_ASSIGN_OR_RETURN(const double value, score(x));
   if (f.json) {
-    PrintJson({{key, value}, {"n", n}});
+    PrintJson({{key, value}, {"n", x.rows()}});
   } else {
-    std::cout << text << ": " << FormatNumber(value) << " (" << n
+    std::cout << text << ": " << FormatNumber(value) << " (" << x.rows()
               << " records, original units)\n";
   }
+  return OkStatus();
 }
 
 Command AddScoreCommand(CLI::App& root) {

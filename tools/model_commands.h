@@ -6,6 +6,7 @@
 #ifndef DPEM_TOOLS_MODEL_COMMANDS_H_
 #define DPEM_TOOLS_MODEL_COMMANDS_H_
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -30,10 +31,11 @@ struct ModelCommandFlags {
 // --model: InvalidArgument naming both files if the columns differ.
 StatusOr<DataMatrix> ReadDataForModel(const ModelCommandFlags& flags, Eigen::Index dimension);
 
-// Prints a score of `n` records: {"<key>": value, "n": n} with --json, else
-// "<text>: <value> (<n> records, original units)".
-void PrintScore(const ModelCommandFlags& flags, const char* key, const char* text, double value,
-                Eigen::Index n);
+// The score command's body for a model of `dimension`: reads --input
+// (ReadDataForModel), computes `score` of it and prints {"<key>": value, "n":
+// N} with --json, else "<text>: <value> (N records, original units)".
+Status ScoreData(const ModelCommandFlags& flags, Eigen::Index dimension, const char* key,
+                 const char* text, const std::function<StatusOr<double>(const DataMatrix&)>& score);
 
 // Handlers for factor-analysis models ("dpem-fa"), in fit_fa_command.cc.
 Status ScoreFaModel(const ModelCommandFlags& flags);

@@ -51,7 +51,9 @@ constexpr internal::EnumName<NoiseCalibrationRule> kCalibrationNames[] = {
     {NoiseCalibrationRule::kAccountant, "accountant"},
     {NoiseCalibrationRule::kPaperZcdp, "paper"}};
 
-std::string_view GradientEmModelName(GradientEmModel m) { return internal::NameOf(kModelNames, m); }
+std::string_view GradientEmModelName(GradientEmModel m) {
+  return internal::NameOf(kModelNames, m);
+}
 
 std::string_view GradientEmMethodName(GradientEmMethod m) {
   return internal::NameOf(kMethodNames, m);
