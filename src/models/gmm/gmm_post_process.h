@@ -1,0 +1,32 @@
+// The post-processing of a private Gaussian-mixture M-step
+// (dpem/models/gmm/private_gmm.h): noise-aware eigenvalue floors of the
+// covariances and the projection of the parameters onto the public domain.
+// It reads released values and public options only. Private to the library.
+//
+// Thread safety: pure functions of their arguments.
+#ifndef DPEM_MODELS_GMM_GMM_POST_PROCESS_H_
+#define DPEM_MODELS_GMM_GMM_POST_PROCESS_H_
+
+#include <vector>
+
+#include "dpem/models/gmm/gmm.h"
+#include "dpem/models/gmm/private_gmm.h"
+#include "dpem/status.h"
+#include "models/gmm/gmm_frames.h"
+#include "models/gmm/gmm_release_plan.h"
+
+namespace dpem::internal {
+
+// The private M-step's post-processing of the unit-ball parameters `p`
+// computed from the released statistics `noisy` (released by `plan`, in the
+// component frames `frames`, empty for the plain pass): covariances floored
+// at the noise level in the frame their statistics were released in, then
+// projected onto the domain (means in the unit ball, covariance eigenvalues
+// in [floor, 1]). Requires the shapes of `p`, `noisy` and `frames` (if any)
+// to agree.
+Status PostProcessGmm(GmmParameters& p, const GmmStatistics& noisy, const GmmReleasePlan& plan,
+                      const GmmFitOptions& o, const std::vector<ComponentFrame>& frames);
+
+}  // namespace dpem::internal
+
+#endif  // DPEM_MODELS_GMM_GMM_POST_PROCESS_H_

@@ -1,0 +1,103 @@
+// The release plan of a private Gaussian-mixture fit: see
+// models/gmm/gmm_release_plan.h.
+#include "models/gmm/gmm_release_plan.h"
+
+#include <vector>
+
+namespace dpem::internal {
+namespace {
+
+// The joint release of every statistic with multiplier `z`, its blocks split
+// by DefaultJointNoiseSplit.
+GmmReleasePlan JointIterationPlan(const GmmFitOptions& o, double z, Eigen::Index d) {
+  GmmReleasePlan plan;
+  plan.joint = true;
+  plan.split = DefaultJointNoiseSplit(o.covariance, d, o.components);
+  plan.joint_multiplier = z;
+  plan.joint_sampling = o.noise_sampling;
+  return plan;
+}
+
+// park2017's per-parameter releases (GGG or LLG) with the multipliers `z` of
+// (counts, sums, second moments).
+GmmReleasePlan PerParameterIterationPlan(const GmmFitOptions& o, const std::vector<double>& z,
+                                         Eigen::Index d) {
+  const bool laplace = o.mechanisms == GmmMechanisms::kLlg;
+  const MechanismKind wm = laplace ? MechanismKind::kLaplace : MechanismKind::kGaussian;
+  GmmReleasePlan plan;
+  plan.counts = {wm, laplace ? kCountsL1Sensitivity : kCountsL2Sensitivity, z[0], "counts"};
+  plan.sums = {wm, laplace ? SumsL1Sensitivity(d) : kSumsL2Sensitivity, z[1], "sums"};
+  const double second = o.covariance == CovarianceType::kSpherical ? kTraceSensitivity
+                                                                   : kSecondMomentL2Sensitivity;
+  plan.second = {MechanismKind::kGaussian, second, z[2], "second moments"};
+  for (NoiseSpec* spec : {&plan.counts, &plan.sums, &plan.second}) {
+    spec->sampling = o.noise_sampling;
+  }
+  return plan;
+}
+
+// The iterations' releases of `o` with the calibrated multipliers `z`.
+GmmReleasePlan MakeIterationPlan(const GmmFitOptions& o, const std::vector<double>& z,
+                                 Eigen::Index d) {
+  if (o.mechanisms == GmmMechanisms::kJoint) return JointIterationPlan(o, z[0], d);
+  return PerParameterIterationPlan(o, z, d);
+}
+
+}  // namespace
+
+StatusOr<CalibrationResult> CalibrateGmmFit(const GmmFitOptions& o) {
+  CalibrationOptions c;
+  c.epsilon = o.epsilon;
+  c.delta = o.delta;
+  c.iterations = o.iterations;
+  c.accountant = o.accountant;
+  c.per_release_delta = o.per_release_delta;
+  if (o.ResolvedInit() == GmmInit::kPrivate) {
+    c.start = PrivateStartPattern(o.noise_sampling);
+    c.start_share = kPrivateStartShare;
+  }
+  if (o.mechanisms == GmmMechanisms::kJoint) {
+    c.pattern = {"joint", {{MechanismKind::kGaussian, 1, 1.0, "joint statistics",
+                            o.noise_sampling}}};
+    return Calibrate(c);
+  }
+  DPEM_ASSIGN_OR_RETURN(c.pattern, ScenarioPattern(GmmMechanismsName(o.mechanisms),
+                                                   o.components));
+  for (ReleaseSpec& spec : c.pattern.releases) spec.sampling = o.noise_sampling;
+  // park2016's Gamma and Wishart mechanisms claim pure epsilon_i-DP; their
+  // claimed releases are recorded with the default (conservative) sampling.
+  if (o.unsafe_paper_mechanisms) {
+    c.pattern.releases[2].mechanism = MechanismKind::kLaplace;
+    c.pattern.releases[2].sampling = Release{}.sampling;
+  }
+  return Calibrate(c);
+}
+
+StatusOr<GmmReleasePlan> MakeGmmReleasePlan(const GmmFitOptions& o,
+                                            const CalibrationResult& cal, Eigen::Index n,
+                                            Eigen::Index d) {
+  GmmReleasePlan plan = MakeIterationPlan(o, cal.noise_multipliers, d);
+  if (!cal.start_noise_multipliers.empty()) {
+    DPEM_ASSIGN_OR_RETURN(plan.start, MakePrivateStartPlan(o.noise_sampling,
+                                                           cal.start_noise_multipliers,
+                                                           o.components, n));
+  }
+  return plan;
+}
+
+Status CheckGmmReleases(const GmmFitOptions& o, const GmmReleasePlan& plan, Eigen::Index d) {
+  if (plan.start) DPEM_RETURN_IF_ERROR(CheckPrivateStart(*plan.start, d));
+  if (plan.joint) {
+    return CheckJointRelease(o.covariance, plan.split, plan.joint_multiplier, o.components, d,
+                             plan.joint_sampling);
+  }
+  DPEM_RETURN_IF_ERROR(CheckRelease(plan.counts, o.components));
+  DPEM_RETURN_IF_ERROR(CheckRelease(plan.sums, d));
+  if (o.unsafe_paper_mechanisms) return OkStatus();
+  const Eigen::Index second = o.covariance == CovarianceType::kFull ? d * (d + 1) / 2
+                              : o.covariance == CovarianceType::kDiagonal ? d
+                                                                          : 1;
+  return CheckRelease(plan.second, second);
+}
+
+}  // namespace dpem::internal

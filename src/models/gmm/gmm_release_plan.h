@@ -1,0 +1,69 @@
+// The release plan of a private Gaussian-mixture fit (dpem/models/gmm/
+// private_gmm.h): the calibration of its noise from (epsilon, delta, J, K),
+// what each iteration releases and at which noise (the per-parameter
+// releases of GGG and LLG, or the joint release with its block split), the
+// private start's release, and the check of those releases on public values
+// before any record is read. Private to the library.
+//
+// Thread safety: pure functions of their arguments.
+#ifndef DPEM_MODELS_GMM_GMM_RELEASE_PLAN_H_
+#define DPEM_MODELS_GMM_GMM_RELEASE_PLAN_H_
+
+#include <Eigen/Core>
+
+#include <optional>
+
+#include "dpem/accounting/calibration.h"
+#include "dpem/mechanisms/additive_noise.h"
+#include "dpem/mechanisms/joint_release.h"
+#include "dpem/models/gmm/private_gmm.h"
+#include "dpem/status.h"
+#include "models/start/private_start.h"
+
+namespace dpem::internal {
+
+// The noise of one iteration's releases: three kinds of per-parameter
+// release (GGG, LLG), or the joint release with its block split.
+struct GmmReleasePlan {
+  NoiseSpec counts;
+  NoiseSpec sums;
+  NoiseSpec second;  // Unused with unsafe paper mechanisms.
+  bool joint = false;
+  // The private start's release (models/start/private_start.h), if it starts so.
+  std::optional<PrivateStartPlan> start;
+  JointNoiseScales split;  // Joint: relative block scales, sensitivity 1.
+  double joint_multiplier = 0.0;
+  NoiseSampling joint_sampling = NoiseSampling::kDiscrete;
+
+  // Standard deviation of the noise on one coordinate of a sum, and of a
+  // second moment (its diagonal for full matrices).
+  double SumsNoise() const { return joint ? split.sums * joint_multiplier : sums.NoiseScale(); }
+  double SecondNoise() const {
+    return joint ? split.second * joint_multiplier : second.NoiseScale();
+  }
+};
+
+// Calibrates the noise of a private fit with options `o` (Validate() OK,
+// iterations resolved, epsilon finite): the iterations' release pattern
+// (one joint release, or park2017's scenario with `o`'s sampling), and the
+// private start's pattern and share if `o` starts privately.
+StatusOr<CalibrationResult> CalibrateGmmFit(const GmmFitOptions& o);
+
+// The plan of a fit with options `o` calibrated as `cal` (CalibrateGmmFit),
+// on n records in d dimensions: its iterations' releases and its start's.
+StatusOr<GmmReleasePlan> MakeGmmReleasePlan(const GmmFitOptions& o,
+                                            const CalibrationResult& cal, Eigen::Index n,
+                                            Eigen::Index d);
+
+// Checks one iteration's releases on public values alone, drawing nothing,
+// before the data is read: a release that cannot be made (a discrete grid
+// too fine for its coordinates) then fails there, not after a pass over the
+// data (review finding). The coordinates are those PrivatizeGmmStatistics
+// (models/gmm/gmm_releases.h) releases: all statistics jointly, or the
+// counts, each component's sums and (unless park2016's mechanisms replace
+// them) each second moment; and the start's release, if `plan` has one.
+Status CheckGmmReleases(const GmmFitOptions& o, const GmmReleasePlan& plan, Eigen::Index d);
+
+}  // namespace dpem::internal
+
+#endif  // DPEM_MODELS_GMM_GMM_RELEASE_PLAN_H_
