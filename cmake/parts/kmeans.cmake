@@ -2,6 +2,8 @@
 target_sources(dpem PRIVATE
   src/models/kmeans/kmeans.cc
   src/models/kmeans/kmeans_fit.cc
+  src/models/kmeans/kmeans_options.cc
+  src/models/kmeans/kmeans_release_plan.cc
   src/models/kmeans/kmeans_model_io.cc
   src/models/kmeans/kmeans_fit_task.cc)
 # tools/fit_kmeans_command.cc is already a dpem_cli source in CMakeLists.txt.
