@@ -20,7 +20,9 @@ constexpr internal::EnumName<GmmInit> kInitNames[] = {
 
 }  // namespace
 
-std::string_view GmmMechanismsName(GmmMechanisms m) { return internal::NameOf(kMechanismsNames, m); }
+std::string_view GmmMechanismsName(GmmMechanisms m) {
+  return internal::NameOf(kMechanismsNames, m);
+}
 
 StatusOr<GmmMechanisms> ParseGmmMechanisms(std::string_view name) {
   return internal::ParseName(kMechanismsNames, name, "mechanisms");

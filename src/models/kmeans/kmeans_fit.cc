@@ -41,7 +41,8 @@ void UpdateCentres(const KmeansStatistics& s, double threshold, Eigen::MatrixXd&
 // recorded in `ledger`), k-means++ on the unit-ball records (plain Lloyd), or
 // centres uniform in the unit ball drawn from the generator only.
 StatusOr<Eigen::MatrixXd> InitialCentres(const KmeansFitOptions& o, const DataDomain& domain,
-                                         const RowSource& unit, const internal::KmeansReleasePlan* plan,
+                                         const RowSource& unit,
+                                         const internal::KmeansReleasePlan* plan,
                                          const Engine& engine, Generator& gen,
                                          PrivacyLedger& ledger) {
   const Eigen::Index d = unit.cols();
@@ -80,7 +81,8 @@ Status ValidateFitData(const RowSource& x, const KmeansFitOptions& o) {
 
 // Re-accounts the fit's own ledger: exactly the budgeted releases happened
 // and the accountant certifies at most the target.
-Status Reaccount(const KmeansFitOptions& o, const internal::KmeansReleasePlan& plan, KmeansGuarantee& g) {
+Status Reaccount(const KmeansFitOptions& o, const internal::KmeansReleasePlan& plan,
+                 KmeansGuarantee& g) {
   const std::size_t expected =
       static_cast<std::size_t>(o.iterations) * static_cast<std::size_t>(plan.releases_per_iteration) +
       (plan.start ? internal::kPrivateStartReleases : 0);
@@ -111,8 +113,8 @@ StatusOr<internal::KmeansReleasePlan> PlanPrivateFit(const KmeansFitOptions& o, 
 
 // J Lloyd iterations on unit-ball data, releasing through `plan` if set.
 Status RunIterations(const RowSource& unit, const Engine& engine, const KmeansFitOptions& o,
-                     const internal::KmeansReleasePlan* plan, Generator& gen, Eigen::MatrixXd& centres,
-                     PrivacyLedger& ledger) {
+                     const internal::KmeansReleasePlan* plan, Generator& gen,
+                     Eigen::MatrixXd& centres, PrivacyLedger& ledger) {
   const double threshold =
       plan ? std::max(o.min_cluster_count, plan->SumsNoiseStddev(unit.cols()))
            : o.min_cluster_count;
