@@ -8,17 +8,10 @@
 #include "pipeline/fit_options.h"
 
 namespace dpem {
-namespace {
 
-// The names of the mechanisms (GmmMechanismsName, ParseGmmMechanisms) and of
-// the starts (GmmInitName, ParseGmmInit), each list in its accepted order.
+// The mechanisms' names, in the order ParseGmmMechanisms lists them.
 constexpr internal::EnumName<GmmMechanisms> kMechanismsNames[] = {
     {GmmMechanisms::kJoint, "joint"}, {GmmMechanisms::kGgg, "GGG"}, {GmmMechanisms::kLlg, "LLG"}};
-constexpr internal::EnumName<GmmInit> kInitNames[] = {
-    {GmmInit::kRandom, "random"}, {GmmInit::kKmeansPlusPlus, "kmeans++"},
-    {GmmInit::kPrivate, "private"}};
-
-}  // namespace
 
 std::string_view GmmMechanismsName(GmmMechanisms m) {
   return internal::NameOf(kMechanismsNames, m);
@@ -27,6 +20,11 @@ std::string_view GmmMechanismsName(GmmMechanisms m) {
 StatusOr<GmmMechanisms> ParseGmmMechanisms(std::string_view name) {
   return internal::ParseName(kMechanismsNames, name, "mechanisms");
 }
+
+// The starts' names, in the order ParseGmmInit lists them.
+constexpr internal::EnumName<GmmInit> kInitNames[] = {
+    {GmmInit::kRandom, "random"}, {GmmInit::kKmeansPlusPlus, "kmeans++"},
+    {GmmInit::kPrivate, "private"}};
 
 std::string_view GmmInitName(GmmInit init) { return internal::NameOf(kInitNames, init); }
 

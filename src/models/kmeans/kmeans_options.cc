@@ -9,18 +9,11 @@
 #include "pipeline/fit_options.h"
 
 namespace dpem {
-namespace {
 
-// The names of the methods (KmeansMethodName, ParseKmeansMethod) and of the
-// seedings (KmeansInitName, ParseKmeansInit), each list in its accepted order.
+// The methods' names, in the order ParseKmeansMethod lists them.
 constexpr internal::EnumName<KmeansMethod> kMethodNames[] = {
     {KmeansMethod::kCdpLaplace, "cdp-laplace"}, {KmeansMethod::kCdpGauss, "cdp-gauss"},
     {KmeansMethod::kDplloyd, "dplloyd"}, {KmeansMethod::kDplloydZcdp, "dplloyd-zcdp"}};
-constexpr internal::EnumName<KmeansInit> kSeedingNames[] = {
-    {KmeansInit::kRandom, "random"}, {KmeansInit::kKmeansPlusPlus, "kmeans++"},
-    {KmeansInit::kPrivate, "private"}};
-
-}  // namespace
 
 std::string_view KmeansMethodName(KmeansMethod method) {
   return internal::NameOf(kMethodNames, method);
@@ -45,6 +38,11 @@ AccountantKind KmeansFitOptions::EffectiveAccountant() const {
   if (method == KmeansMethod::kDplloydZcdp) return AccountantKind::kZcdp;
   return accountant;
 }
+
+// The seedings' names, in the order ParseKmeansInit lists them.
+constexpr internal::EnumName<KmeansInit> kSeedingNames[] = {
+    {KmeansInit::kRandom, "random"}, {KmeansInit::kKmeansPlusPlus, "kmeans++"},
+    {KmeansInit::kPrivate, "private"}};
 
 std::string_view KmeansInitName(KmeansInit init) { return internal::NameOf(kSeedingNames, init); }
 
