@@ -32,6 +32,7 @@ const FitFlagTable& Table() {
       .command = "fit fa",
       .epsilon_help = "Privacy budget epsilon (> 0) of the one release, or inf for plain EM",
       .delta_help = "delta, in (0, 1); required for private fits",
+      .accountant_help = {},  // One release, certified by its exact profile: no choice.
   };
   return table;
 }
