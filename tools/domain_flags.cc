@@ -31,8 +31,9 @@ void AddDomainFlags(CLI::App* app, DomainFlags& f, bool allow_from_data) {
 
 Status ParseDomainFlags(DomainFlags& f) {
   if (!f.bounds_file.empty()) {
-    if (f.data_norm_text || !f.data_center.empty()) {
-      return InvalidArgumentError("--bounds excludes --data-norm and --data-center");
+    if (f.data_norm_text || !f.data_center.empty() || f.bounds_epsilon) {
+      return InvalidArgumentError(
+          "--bounds excludes --data-norm, --data-center and --bounds-epsilon");
     }
     DPEM_ASSIGN_OR_RETURN(const DataDomain d, ReadBoundsFile(f.bounds_file));
     f.data_norm = d.data_norm;
@@ -76,6 +77,9 @@ Status DomainFlagsInto(const DomainFlags& f, bool is_private, double epsilon,
   }
   if (f.data_norm_auto && !(*f.bounds_epsilon < epsilon)) {
     return InvalidArgumentError("--bounds-epsilon must be below --epsilon");
+  }
+  if (f.data_norm_auto && f.data_norm_from_data) {
+    return InvalidArgumentError("--data-norm auto and --data-norm-from-data exclude each other");
   }
   if (f.data_norm && f.data_norm_from_data) {
     return InvalidArgumentError("--data-norm and --data-norm-from-data exclude each other");

@@ -1,14 +1,18 @@
 // The private-fit pipeline: see dpem/pipeline/fit_pipeline.h.
 #include "dpem/pipeline/fit_pipeline.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
+#include <string>
+#include <vector>
 #include <utility>
 
 #include "dpem/accounting/budget_store.h"
 #include "dpem/data/io.h"
 #include "dpem/data/private_bounds.h"
 #include "internal/file_util.h"
+#include "internal/guarantee.h"
 
 namespace dpem {
 
@@ -30,6 +34,31 @@ Status ChargePrivacyBudget(const std::string& budget_file, const std::string& da
 }
 
 namespace {
+
+// Before step 3: a domain release (step 6) is checked on public values, so
+// that it can never spend more than the charge covers nor be refused after
+// it: the task must have a domain and be private, and bounds_epsilon must be
+// a usable pure epsilon strictly below the task's total (the fit gets the
+// rest). Without this, a library caller's bounds_epsilon above the task's
+// epsilon released the domain at that epsilon (left in the task's options)
+// while the budget was charged only the task's.
+Status CheckDomainRequest(FitTask& task, const FitRequest& r) {
+  if (!r.bounds_epsilon) return OkStatus();
+  if (task.MutableDomain() == nullptr) {
+    return InvalidArgumentError("this model has no domain to release");
+  }
+  PrivateBoundsOptions options;
+  options.epsilon = *r.bounds_epsilon;
+  DPEM_RETURN_IF_ERROR(options.Validate());
+  const double epsilon = *task.MutableEpsilon();
+  if (!std::isfinite(epsilon)) {
+    return InvalidArgumentError("a domain is released from the data only for a private fit");
+  }
+  if (!(*r.bounds_epsilon < epsilon)) {
+    return InvalidArgumentError("the domain's epsilon must be below the fit's total epsilon");
+  }
+  return OkStatus();
+}
 
 // Step 3: charges the task's (epsilon, delta) to the budget, if one is given.
 Status ChargeBudget(const FitTask& task, const FitRequest& r) {
@@ -80,6 +109,21 @@ Status ComposeBounds(const std::optional<PrivateBounds>& bounds, PrivacyGuarante
   return OkStatus();
 }
 
+// A private fit made with a seeded generator (its noise, and a released
+// domain's, reproducible from the seed) is void whatever the task did: the
+// pipeline does not rely on every FitTask to say so (the models' own fits do,
+// through BeginFit; a task written outside the library may not).
+void VoidIfSeeded(const Generator& gen, PrivacyGuarantee& g) {
+  std::vector<std::string> reason;
+  internal::AppendSeededGeneratorVoidReason(gen, g.is_private, reason);
+  if (reason.empty()) return;
+  if (std::find(g.void_reasons.begin(), g.void_reasons.end(), reason[0]) ==
+      g.void_reasons.end()) {
+    g.void_reasons.push_back(reason[0]);
+  }
+  g.guarantee_void = true;
+}
+
 // Steps 5 to 8, on the opened data.
 Status FitData(FitTask& task, const FitRequest& r, const RowSource& x) {
   if (r.check_data) DPEM_RETURN_IF_ERROR(r.check_data(x));
@@ -90,6 +134,7 @@ Status FitData(FitTask& task, const FitRequest& r, const RowSource& x) {
   if (Status s = task.Fit(x, gen); !s.ok()) {
     return Status(s.code(), r.input.empty() ? s.message() : r.input + ": " + s.message());
   }
+  VoidIfSeeded(gen, task.MutableGuarantee());
   return ComposeBounds(bounds, task.MutableGuarantee());
 }
 
@@ -97,6 +142,7 @@ Status FitData(FitTask& task, const FitRequest& r, const RowSource& x) {
 
 Status RunFit(FitTask& task, const FitRequest& request) {
   DPEM_RETURN_IF_ERROR(task.Validate());
+  DPEM_RETURN_IF_ERROR(CheckDomainRequest(task, request));
   if (request.output) DPEM_RETURN_IF_ERROR(internal::CheckCanCreate(*request.output));
   DPEM_RETURN_IF_ERROR(ChargeBudget(task, request));
   std::unique_ptr<RowSource> owned;

@@ -16,6 +16,7 @@
 
 #include "dpem/accounting/budget_store.h"
 #include "dpem/data/private_bounds.h"
+#include "internal/guarantee.h"
 
 namespace dpem {
 namespace {
@@ -51,7 +52,7 @@ class FakeTask final : public FitTask {
   }
   StatusOr<double> ChargedEpsilon() const override { return epsilon_; }
   double ChargedDelta() const override { return 1e-6; }
-  DataDomain* MutableDomain() override { return &domain_; }
+  DataDomain* MutableDomain() override { return has_domain_ ? &domain_ : nullptr; }
   double* MutableEpsilon() override { return &epsilon_; }
   Status Fit(const RowSource& x, Generator& gen) override {
     log_.push_back("fit epsilon " + std::to_string(epsilon_));
@@ -64,13 +65,19 @@ class FakeTask final : public FitTask {
     guarantee_.accountant = AccountantKind::kLinear;
     guarantee_.epsilon = 0.25;
     EXPECT_TRUE(guarantee_.ledger.Record({MechanismKind::kLaplace, 1.0, 4.0, "fake"}).ok());
-    if (gen.seeded()) guarantee_.void_reasons.push_back("seeded");
+    // As the models' fits do (BeginFit), unless told to forget it.
+    if (!forget_seed_) {
+      internal::AppendSeededGeneratorVoidReason(gen, true, guarantee_.void_reasons);
+    }
+    guarantee_.guarantee_void = !guarantee_.void_reasons.empty();
     return OkStatus();
   }
   PrivacyGuarantee& MutableGuarantee() override { return guarantee_; }
   std::string ModelJson() const override { return "{\"fake\": true}\n"; }
 
   void FailFit() { fail_fit_ = true; }
+  void ForgetSeed() { forget_seed_ = true; }
+  void DropDomain() { has_domain_ = false; }
   const DataDomain& domain() const { return domain_; }
   const PrivacyGuarantee& guarantee() const { return guarantee_; }
 
@@ -81,6 +88,8 @@ class FakeTask final : public FitTask {
   DataDomain domain_;
   PrivacyGuarantee guarantee_;
   bool fail_fit_ = false;
+  bool forget_seed_ = false;
+  bool has_domain_ = true;
 };
 
 class FitPipelineTest : public ::testing::Test {
@@ -182,7 +191,53 @@ TEST_F(FitPipelineTest, AReleasedDomainIsPaidOnceAndComposedOnce) {
   EXPECT_LE(g.epsilon, 0.25 + 0.25 + 1e-12);                 // Linear: bounds + fit.
   EXPECT_NE(task.domain().data_norm, 10.0);                  // The released domain.
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_EQ(warnings[0], "dpem fit: warning: the privacy guarantee is VOID: seeded");
+  EXPECT_EQ(warnings[0], std::string("dpem fit: warning: the privacy guarantee is VOID: ") +
+                            internal::kSeededGeneratorVoidReason);
+}
+
+// Review finding: a domain asked at more than the fit's whole epsilon was
+// released (and left in the task's options) while the budget was charged
+// only the fit's epsilon. It is refused before the charge and the first read.
+TEST_F(FitPipelineTest, ADomainAboveTheFitsEpsilonIsRefusedBeforeTheCharge) {
+  for (const double bounds_epsilon : {4.0, 1.0, 0.0, -1.0, std::nan(""), HUGE_VAL}) {
+    std::vector<std::string> log;
+    FakeTask task(log);
+    const WatchedSource source(DataMatrix::Constant(50, 2, 1.0));
+    FitRequest r = Request(source);
+    r.bounds_epsilon = bounds_epsilon;
+    EXPECT_EQ(RunFit(task, r).code(), StatusCode::kInvalidArgument) << bounds_epsilon;
+    EXPECT_DOUBLE_EQ(Spent(), 0.0) << bounds_epsilon;
+    EXPECT_FALSE(source.read()) << bounds_epsilon;
+    EXPECT_EQ(task.domain().data_norm, 10.0) << bounds_epsilon;  // Nothing released.
+    EXPECT_FALSE(std::filesystem::exists(*r.output));
+  }
+}
+
+TEST_F(FitPipelineTest, ADomainForAModelWithoutOneIsRefusedBeforeTheCharge) {
+  std::vector<std::string> log;
+  FakeTask task(log);
+  task.DropDomain();
+  FitRequest r = Request(source_);
+  r.bounds_epsilon = 0.25;
+  EXPECT_EQ(RunFit(task, r).code(), StatusCode::kInvalidArgument);
+  EXPECT_DOUBLE_EQ(Spent(), 0.0);
+  EXPECT_FALSE(source_.read());
+}
+
+// A task that does not void its own seeded fit is voided by the pipeline,
+// and the reason is warned once.
+TEST_F(FitPipelineTest, ASeededPrivateFitIsVoidEvenIfTheTaskForgetsIt) {
+  std::vector<std::string> log;
+  FakeTask task(log);
+  task.ForgetSeed();
+  FitRequest r = Request(source_);
+  r.seed = 7;
+  std::vector<std::string> warnings;
+  r.warn = [&](const std::string& line) { warnings.push_back(line); };
+  ASSERT_TRUE(RunFit(task, r).ok());
+  EXPECT_TRUE(task.guarantee().guarantee_void);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find(internal::kSeededGeneratorVoidReason), std::string::npos);
 }
 
 TEST_F(FitPipelineTest, WithoutAnOutputNothingIsWritten) {

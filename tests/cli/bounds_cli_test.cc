@@ -127,6 +127,14 @@ TEST(BoundsCliTest, RefusesInconsistentFlags) {
   EXPECT_EQ(RunDpem(base + " --data-norm 1 --bounds-epsilon 0.1").exit_code, 2);
   EXPECT_EQ(RunDpem(base + " --data-norm auto --bounds-epsilon 0.1 --data-center 1,2").exit_code,
             2);
+  // Flags that were silently dropped before (review finding): --bounds-epsilon
+  // beside --bounds (no release happened), --data-norm-from-data beside auto.
+  const std::string keyed = Dir() + "bounds_for_flags.json";
+  fs::remove(keyed);
+  ASSERT_EQ(RunDpem("bounds --input " + data + " --epsilon 1 --output " + keyed).exit_code, 0);
+  EXPECT_EQ(RunDpem(base + " --bounds " + keyed + " --bounds-epsilon 0.1").exit_code, 2);
+  EXPECT_EQ(RunDpem(base + " --data-norm auto --bounds-epsilon 0.1 --data-norm-from-data")
+                .exit_code, 2);
   EXPECT_EQ(RunDpem("bounds --input " + data).exit_code, 2);  // No --epsilon.
   EXPECT_EQ(RunDpem("bounds --input " + data + " --epsilon 1 --quantile 1").exit_code, 2);
   EXPECT_FALSE(fs::exists(Dir() + "never.json"));

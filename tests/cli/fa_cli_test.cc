@@ -110,6 +110,50 @@ TEST(FaCliTest, PrivateFitRecordsOneReleaseWithinTheBudget) {
   EXPECT_EQ(privacy.at("neighbour_relation"), "replace-one");
 }
 
+// Factor analysis takes the shared domain flags since the pipeline: a domain
+// released from the data (--data-norm auto) is paid out of the total once,
+// listed first in the ledger and composed back once; the model file is
+// private, not void (no seed), and score / transform / sample read it.
+TEST(FaCliTest, AReleasedDomainIsComposedIntoTheGuaranteeAndTheModelIsUsable) {
+  const std::string data = WriteCsv("fa_auto.csv", TestData());
+  const std::string budget = Dir() + "fa_auto_budget.db", model = Dir() + "fa_auto.json";
+  std::filesystem::remove(budget);
+  std::filesystem::remove(model);
+  ASSERT_EQ(RunDpem("budget init --budget-file " + budget + " --input " + data +
+                    " --epsilon 5 --delta 1e-3").exit_code, 0);
+  RunResult r = RunDpem("fit fa --input " + data + " --output " + model +
+                        " --factors 1 --epsilon 2 --delta 1e-5 --data-norm auto "
+                        "--bounds-epsilon 0.5 --budget-file " + budget);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json m = json::parse(ReadFile(model));
+  const json& p = m.at("privacy");
+  EXPECT_TRUE(p.at("private").get<bool>());
+  EXPECT_FALSE(p.at("guarantee_void").get<bool>());
+  EXPECT_FALSE(m.at("data_transform").at("from_data").get<bool>());
+  EXPECT_DOUBLE_EQ(p.at("target_epsilon").get<double>(), 2.0);  // (2 - bounds) + bounds.
+  EXPECT_LE(p.at("epsilon").get<double>(), 2.0);
+  const json& releases = p.at("releases");
+  ASSERT_GT(releases.size(), 1u);
+  double bounds_epsilon = 0.0;
+  for (std::size_t i = 0; i + 1 < releases.size(); ++i) {  // The bounds first, pure.
+    EXPECT_EQ(releases[i].at("label").get<std::string>().rfind("bounds / ", 0), 0u) << i;
+    bounds_epsilon += releases[i].at("sensitivity").get<double>() /
+                      releases[i].at("noise_scale").get<double>();
+  }
+  EXPECT_LE(bounds_epsilon, 0.5);
+  EXPECT_EQ(releases.back().at("label"), "second moment sum_i u_i u_i^T");  // The one fit release.
+  // The budget was charged the total once, (2, 1e-5).
+  r = RunDpem("budget show --budget-file " + budget);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("spent epsilon 2 of 5, delta 1e-05"), std::string::npos) << r.out;
+  // The model file is usable.
+  EXPECT_EQ(RunDpem("score --model " + model + " --input " + data).exit_code, 0);
+  EXPECT_EQ(RunDpem("transform --model " + model + " --input " + data + " --output " + Dir() +
+                    "fa_auto_z.csv").exit_code, 0);
+  EXPECT_EQ(RunDpem("sample --model " + model + " -n 3 --output " + Dir() + "fa_auto_s.csv")
+                .exit_code, 0);
+}
+
 // The same release (same seed) repaired two ways: at epsilon 0.5 with 60
 // records in d = 4 the noisy second moment has a negative eigenvalue, so the
 // shift and the floor give different models from one ledger.

@@ -79,7 +79,8 @@ struct FitRequest {
   std::optional<std::uint64_t> seed;
   // Release the domain from the data at this pure epsilon, taken out of the
   // fit's epsilon (basic composition; docs/bounds.md). Unset: the domain is
-  // the task's.
+  // the task's. Checked before the charge: the task must have a domain and a
+  // finite epsilon strictly above this one.
   std::optional<double> bounds_epsilon;
   // Receives each warning line (without a newline); null: warnings dropped.
   std::function<void(const std::string&)> warn;
@@ -101,8 +102,10 @@ Status ChargePrivacyBudget(const std::string& budget_file, const std::string& da
                            const std::string& command);
 
 // Runs the pipeline for `task`. Errors: the task's, the budget's (nothing is
-// charged for a fit refused before step 3), the data's (prefixed with
-// `input`), IoError for the model file. On error no model file exists.
+// charged for a fit refused before step 3, bounds_epsilon's checks among
+// them), the data's (prefixed with `input`), IoError for the model file. On
+// error no model file exists. A private fit with `seed` is void whether or
+// not the task says so.
 Status RunFit(FitTask& task, const FitRequest& request);
 
 }  // namespace dpem

@@ -204,9 +204,13 @@ struct FaFitOptions {
 };
 
 // A factor analysis fit's guarantee: the shared fields
-// (dpem/accounting/guarantee.h), with `epsilon` that of the ledger's one
-// Gaussian release at `delta` by its exact privacy profile
-// (GaussianEpsilonForDelta), and the release's noise multiplier.
+// (dpem/accounting/guarantee.h), with `epsilon` that of the fit's one
+// Gaussian release at `delta` for the sampling its ledger entry records
+// (SingleGaussianEpsilon: the Renyi curve for the default discrete noise,
+// the exact profile only for continuous noise; `accountant` is kRdp), and the
+// release's noise multiplier. When the pipeline released the domain from the
+// data (RunFit, --data-norm auto), the ledger lists the bounds' releases
+// first and `epsilon` and `target_epsilon` include them (ComposeBoundsWithFit).
 struct FaGuarantee : PrivacyGuarantee {
   double noise_multiplier = 0.0;  // sigma / sensitivity of the release.
 };
