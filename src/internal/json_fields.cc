@@ -45,10 +45,11 @@ StatusOr<std::optional<std::string>> OptionalStringField(const json& object,
 }
 
 std::optional<std::uint64_t> AsUnsigned(const json& v) {
-  // nlohmann parses an integer without a sign as unsigned; one built in C++
-  // from a signed type is signed.
+  // nlohmann parses an integer without a sign as unsigned; one written with
+  // a sign, or built in C++ from a signed type, is signed: it counts only if
+  // > 0, so that "-0" stays refused.
   if (v.is_number_unsigned()) return v.get<std::uint64_t>();
-  if (v.is_number_integer() && v.get<std::int64_t>() >= 0) {
+  if (v.is_number_integer() && v.get<std::int64_t>() > 0) {
     return static_cast<std::uint64_t>(v.get<std::int64_t>());
   }
   return std::nullopt;

@@ -40,7 +40,8 @@ StatusOr<bool> BoolField(const nlohmann::json& object, const std::string& key);
 StatusOr<std::optional<std::string>> OptionalStringField(const nlohmann::json& object,
                                                          const std::string& key);
 
-// `v` if it is a JSON integer >= 0 (no fraction, no exponent), else nullopt.
+// `v` if it is a JSON integer >= 0 (no fraction, no exponent, no minus
+// sign: "-0" is refused), else nullopt.
 std::optional<std::uint64_t> AsUnsigned(const nlohmann::json& v);
 
 // The field `key` of `object` as a count: a JSON integer (AsUnsigned) from 1

@@ -47,7 +47,8 @@ TEST(JsonFieldsTest, CountsAreJsonIntegersInRange) {
   // An integer built in C++ from a signed type is signed in nlohmann.
   const json built = {{"signed", 5}};
   EXPECT_EQ(CountField(built, "signed", 10).value(), 5);
-  EXPECT_EQ(AsUnsigned(json(0)), std::optional<std::uint64_t>(0));
+  EXPECT_EQ(AsUnsigned(json::parse("0")), std::optional<std::uint64_t>(0));
+  EXPECT_EQ(AsUnsigned(json::parse("-0")), std::nullopt);
   EXPECT_EQ(AsUnsigned(json(-1)), std::nullopt);
   EXPECT_EQ(AsUnsigned(json(1.0)), std::nullopt);
 }
