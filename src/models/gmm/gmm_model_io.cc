@@ -1,88 +1,162 @@
+// GMM model files: see dpem/models/gmm/gmm_model_io.h. The shared parts
+// (format, version, n, iterations, domain, guarantee with its ledger, seed)
+// are written and read by pipeline/model_file.h; this file adds the
+// mixture's own: covariance type, estimator, start, parameters and the
+// mechanisms' fields of a private fit, and checks the ledger's length.
 #include "dpem/models/gmm/gmm_model_io.h"
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
+#include <optional>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
-#include "internal/file_util.h"
 #include "accounting/ledger_json.h"
+#include "dpem/data/private_bounds.h"
+#include "internal/file_util.h"
+#include "internal/json_fields.h"
+#include "models/start/private_start.h"
+#include "pipeline/model_file.h"
 
 namespace dpem {
 namespace {
 
 using nlohmann::json;
 
-json MatrixToJson(const Eigen::MatrixXd& m) {
-  json rows = json::array();
-  for (Eigen::Index i = 0; i < m.rows(); ++i) {
-    json row = json::array();
-    for (Eigen::Index j = 0; j < m.cols(); ++j) row.push_back(m(i, j));
-    rows.push_back(row);
-  }
-  return rows;
-}
+// Format, version, model, description, most iterations, no fixed accountant.
+constexpr internal::ModelFileSchema kSchema{kGmmModelFormat, kGmmModelVersion, "gaussian_mixture",
+                                            "Gaussian-mixture", internal::kMaxModelIterations,
+                                            std::nullopt};
 
 json ParametersToJson(const GmmParameters& p) {
   json covariances = json::array();
-  for (const Eigen::MatrixXd& c : p.covariances) covariances.push_back(MatrixToJson(c));
-  return {{"weights", std::vector<double>(p.weights.data(), p.weights.data() + p.weights.size())},
-          {"means", MatrixToJson(p.means)},
+  for (const Eigen::MatrixXd& c : p.covariances) covariances.push_back(internal::RowsToJson(c));
+  return {{"weights", internal::AsStdVector(p.weights)},
+          {"means", internal::RowsToJson(p.means)},
           {"covariances", covariances}};
 }
 
-json GuaranteeToJson(const GmmGuarantee& g, const std::optional<std::uint64_t>& seed) {
-  json out = {{"private", g.is_private},
-              {"neighbour_relation", kNeighbourRelation},
-              {"guarantee_void", g.guarantee_void},
-              {"void_reasons", g.void_reasons},
-              {"seeded", seed.has_value()}};
-  if (seed) {
-    out["seed"] = *seed;
-    out["seed_warning"] = kSeededGeneratorWarning;
-  }
-  if (!g.is_private) return out;
-  out["epsilon"] = g.epsilon;
-  out["delta"] = g.delta;
-  out["target_epsilon"] = g.target_epsilon;
-  out["target_delta"] = g.target_delta;
-  out["accountant"] = AccountantName(g.accountant);
-  out["mechanisms"] = GmmMechanismsName(g.mechanisms);
-  out["per_release_epsilon"] = g.per_release_epsilon;
-  out["component_frame_radius"] = g.frame_radius;
-  out["noise_multipliers"] = g.noise_multipliers;
-  out["releases"] = internal::LedgerToJson(g.ledger);
-  return out;
+// The privacy fields of a private mixture's own.
+void AddPrivacyFields(const GmmGuarantee& g, json& privacy) {
+  privacy["mechanisms"] = GmmMechanismsName(g.mechanisms);
+  privacy["per_release_epsilon"] = g.per_release_epsilon;
+  privacy["component_frame_radius"] = g.frame_radius;
+  privacy["noise_multipliers"] = g.noise_multipliers;
 }
 
-json DomainToJson(const DataDomain& d) {
-  json out = {{"data_norm", d.data_norm},
-              {"clipping", "records clipped to the L2 ball of radius data_norm around "
-                           "center, then mapped to the unit ball"},
-              {"from_data", d.from_data}};
-  out["center"] = std::vector<double>(d.center.data(), d.center.data() + d.center.size());
-  return out;
+StatusOr<GmmParameters> ParametersFrom(const json& model) {
+  GmmParameters p;
+  DPEM_ASSIGN_OR_RETURN(const std::string type, internal::StringField(model, "covariance_type"));
+  DPEM_ASSIGN_OR_RETURN(p.type, ParseCovarianceType(type));
+  DPEM_ASSIGN_OR_RETURN(const double k, internal::NumberField(model, "components"));
+  DPEM_ASSIGN_OR_RETURN(const double d, internal::NumberField(model, "dimension"));
+  if (!(k >= 1 && k <= 1e6 && d >= 1 && d <= 1e6 && k == std::floor(k) && d == std::floor(d))) {
+    return InvalidArgumentError("components and dimension must be whole numbers >= 1");
+  }
+  const auto K = static_cast<Eigen::Index>(k), D = static_cast<Eigen::Index>(d);
+  DPEM_ASSIGN_OR_RETURN(const json* params, internal::Field(model, "parameters"));
+  DPEM_ASSIGN_OR_RETURN(const json* weights, internal::Field(*params, "weights"));
+  DPEM_ASSIGN_OR_RETURN(p.weights, internal::VectorFrom(*weights, "weights"));
+  if (p.weights.size() != K) return InvalidArgumentError("weights must have K entries");
+  DPEM_ASSIGN_OR_RETURN(const json* means, internal::Field(*params, "means"));
+  DPEM_ASSIGN_OR_RETURN(p.means, internal::MatrixFrom(*means, K, D, "means"));
+  DPEM_ASSIGN_OR_RETURN(const json* covs, internal::Field(*params, "covariances"));
+  if (!covs->is_array() || static_cast<Eigen::Index>(covs->size()) != K) {
+    return InvalidArgumentError("covariances must hold K matrices");
+  }
+  for (const json& c : *covs) {
+    DPEM_ASSIGN_OR_RETURN(Eigen::MatrixXd m, internal::MatrixFrom(c, D, D, "each covariance"));
+    p.covariances.push_back(std::move(m));
+  }
+  DPEM_RETURN_IF_ERROR(ValidateParameters(p));
+  return p;
+}
+
+// The start the fit used; files written before the field existed started
+// from random points (the only start then).
+StatusOr<GmmInit> InitFrom(const json& model) {
+  DPEM_ASSIGN_OR_RETURN(const std::optional<std::string> name,
+                        internal::OptionalStringField(model, "init"));
+  if (!name) return GmmInit::kRandom;
+  return ParseGmmInit(*name);
+}
+
+// The privacy fields of a private mixture's own (AddPrivacyFields).
+Status PrivacyFieldsFrom(const json& model, GmmGuarantee& g) {
+  DPEM_ASSIGN_OR_RETURN(const json* privacy, internal::Field(model, "privacy"));
+  DPEM_ASSIGN_OR_RETURN(const std::string mechanisms,
+                        internal::StringField(*privacy, "mechanisms"));
+  DPEM_ASSIGN_OR_RETURN(g.mechanisms, ParseGmmMechanisms(mechanisms));
+  DPEM_ASSIGN_OR_RETURN(g.per_release_epsilon,
+                        internal::NumberField(*privacy, "per_release_epsilon"));
+  if (privacy->contains("component_frame_radius")) {  // Absent from older files.
+    DPEM_ASSIGN_OR_RETURN(g.frame_radius,
+                          internal::NumberField(*privacy, "component_frame_radius"));
+    if (!(g.frame_radius >= 0.0 && std::isfinite(g.frame_radius))) {
+      return InvalidArgumentError("privacy.component_frame_radius must be finite and >= 0");
+    }
+  }
+  DPEM_ASSIGN_OR_RETURN(const json* z, internal::Field(*privacy, "noise_multipliers"));
+  DPEM_ASSIGN_OR_RETURN(Eigen::VectorXd zv, internal::VectorFrom(*z, "noise_multipliers"));
+  g.noise_multipliers.assign(zv.data(), zv.data() + zv.size());
+  return OkStatus();
+}
+
+// A private model's ledger: the releases of a domain released inside the
+// fit (--data-norm auto), each labelled with kBoundsLabelPrefix, then the
+// private start's (models/start/private_start.h), then those of the
+// iterations.
+Status CheckLedger(const GmmFit& fit) {
+  if (!fit.guarantee.is_private) return OkStatus();
+  DPEM_RETURN_IF_ERROR(internal::CheckStartInLedger(fit.guarantee.ledger,
+                                                    fit.init == GmmInit::kPrivate));
+  const std::size_t per_iteration =
+      fit.guarantee.mechanisms == GmmMechanisms::kJoint
+          ? 1
+          : static_cast<std::size_t>(2 * fit.parameters.components() + 1);
+  const std::size_t bounds_releases =
+      internal::CountReleasesLabelled(fit.guarantee.ledger, kBoundsLabelPrefix);
+  const std::size_t start_releases =
+      fit.init == GmmInit::kPrivate ? internal::kPrivateStartReleases : 0;
+  const std::size_t expected = static_cast<std::size_t>(fit.iterations) * per_iteration +
+                               bounds_releases + start_releases;
+  if (fit.guarantee.ledger.size() != expected) {
+    return InvalidArgumentError("a private model of " + std::to_string(fit.iterations) +
+                                " iterations must list " + std::to_string(expected) +
+                                " releases");
+  }
+  return OkStatus();
+}
+
+StatusOr<GmmFit> FitFrom(const json& model) {
+  DPEM_ASSIGN_OR_RETURN(GmmFit fit, internal::FitFromModelFile<GmmFit>(model, kSchema));
+  DPEM_ASSIGN_OR_RETURN(fit.parameters, ParametersFrom(model));
+  DPEM_RETURN_IF_ERROR(internal::CheckCenterLength(fit.domain, fit.parameters.dimension()));
+  DPEM_ASSIGN_OR_RETURN(const std::string estimator, internal::StringField(model, "estimator"));
+  DPEM_ASSIGN_OR_RETURN(fit.estimator, ParseEstimator(estimator));
+  DPEM_ASSIGN_OR_RETURN(fit.init, InitFrom(model));
+  if (fit.guarantee.is_private) DPEM_RETURN_IF_ERROR(PrivacyFieldsFrom(model, fit.guarantee));
+  DPEM_RETURN_IF_ERROR(CheckLedger(fit));
+  return fit;
 }
 
 }  // namespace
 
 std::string GmmModelToJson(const GmmFit& fit) {
   const GmmParameters& p = fit.parameters;
-  json model = {{"format", kGmmModelFormat},
-                {"version", kGmmModelVersion},
-                {"model", "gaussian_mixture"},
-                {"covariance_type", CovarianceTypeName(p.type)},
-                {"estimator", EstimatorName(fit.estimator)},
-                {"components", p.components()},
-                {"dimension", p.dimension()},
-                {"n", fit.n},
-                {"iterations", fit.iterations},
-                {"init", GmmInitName(fit.init)},
-                {"parameters", ParametersToJson(p)},
-                {"data_transform", DomainToJson(fit.domain)},
-                {"privacy", GuaranteeToJson(fit.guarantee, fit.seed)}};
-  return model.dump(2) + "\n";
+  json model = internal::ModelFileToJson(kSchema, fit);
+  model["covariance_type"] = CovarianceTypeName(p.type);
+  model["estimator"] = EstimatorName(fit.estimator);
+  model["components"] = p.components();
+  model["dimension"] = p.dimension();
+  model["init"] = GmmInitName(fit.init);
+  model["parameters"] = ParametersToJson(p);
+  if (fit.guarantee.is_private) AddPrivacyFields(fit.guarantee, model["privacy"]);
+  return internal::ModelFileText(model);
+}
+
+StatusOr<GmmFit> GmmModelFromJson(const std::string& text) {
+  return internal::ModelFromText(text, FitFrom);
 }
 
 Status WriteGmmModel(const std::string& path, const GmmFit& fit) {
@@ -90,10 +164,7 @@ Status WriteGmmModel(const std::string& path, const GmmFit& fit) {
 }
 
 StatusOr<GmmFit> ReadGmmModel(const std::string& path) {
-  DPEM_ASSIGN_OR_RETURN(const std::string text, internal::ReadFileToString(path));
-  StatusOr<GmmFit> fit = GmmModelFromJson(text);
-  if (!fit.ok()) return InvalidArgumentError(path + ": " + fit.status().message());
-  return fit;
+  return internal::ReadModelFile(path, GmmModelFromJson);
 }
 
 }  // namespace dpem
