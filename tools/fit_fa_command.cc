@@ -71,11 +71,12 @@ std::function<void(int, double)> ProgressLine(const FitFaFlags& f, int iteration
 Status RunFitFa(FitFaFlags& f) {
   DPEM_ASSIGN_OR_RETURN(FaFitOptions options, OptionsFromFlags(f));
   DPEM_ASSIGN_OR_RETURN(FitRequest request, FitRequestFromFlags(Table(), f.fit));
-  request.check_data = [factors = options.em.factors, input = f.fit.input](const RowSource& x) {
-    if (factors <= x.cols()) return OkStatus();
+  request.check_shape = [factors = options.em.factors, input = f.fit.input](Eigen::Index,
+                                                                             Eigen::Index d) {
+    if (factors <= d) return OkStatus();
     return InvalidArgumentError("--factors: L = " + std::to_string(factors) +
-                                " exceeds the number of columns d = " +
-                                std::to_string(x.cols()) + " of " + input);
+                                " exceeds the number of columns d = " + std::to_string(d) +
+                                " of " + input);
   };
   options.em.progress = ProgressLine(f, options.em.iterations);
   FaFitTask task = MakeFaFitTask(std::move(options));

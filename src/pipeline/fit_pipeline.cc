@@ -63,6 +63,9 @@ Status CheckDomainRequest(FitTask& task, const FitRequest& r) {
 // Step 3: charges the task's (epsilon, delta) to the budget, if one is given.
 Status ChargeBudget(const FitTask& task, const FitRequest& r) {
   if (r.budget_file.empty()) return OkStatus();
+  if (r.source != nullptr && r.dataset.empty()) {
+    return InvalidArgumentError("a budget needs the data set's name when the data is not a file");
+  }
   DPEM_ASSIGN_OR_RETURN(const double epsilon, task.ChargedEpsilon());
   return ChargePrivacyBudget(r.budget_file, r.dataset, r.input, epsilon, task.ChargedDelta(),
                              r.command);
@@ -126,7 +129,7 @@ void VoidIfSeeded(const Generator& gen, PrivacyGuarantee& g) {
 
 // Steps 5 to 8, on the opened data.
 Status FitData(FitTask& task, const FitRequest& r, const RowSource& x) {
-  if (r.check_data) DPEM_RETURN_IF_ERROR(r.check_data(x));
+  if (r.check_shape) DPEM_RETURN_IF_ERROR(r.check_shape(x.rows(), x.cols()));
   DPEM_ASSIGN_OR_RETURN(Generator gen, r.seed ? StatusOr<Generator>(Generator::FromSeed(*r.seed))
                                               : Generator::FromOsEntropy());
   DPEM_ASSIGN_OR_RETURN(const std::optional<PrivateBounds> bounds,

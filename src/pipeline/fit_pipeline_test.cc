@@ -130,7 +130,7 @@ TEST_F(FitPipelineTest, ChargesBeforeReadingAndWritesTheModel) {
   std::vector<std::string> log;
   FakeTask task(log);
   FitRequest r = Request(source_);
-  r.check_data = [&](const RowSource&) {
+  r.check_shape = [&](Eigen::Index, Eigen::Index) {
     EXPECT_FALSE(source_.read());
     EXPECT_DOUBLE_EQ(Spent(), 1.0);  // Charged before the first read.
     log.push_back("check data");
@@ -162,6 +162,16 @@ TEST_F(FitPipelineTest, AFailedFitKeepsItsChargeAndLeavesNoModelFile) {
   EXPECT_NE(s.message().find("fake data: the fake fit failed"), std::string::npos) << s.message();
   EXPECT_DOUBLE_EQ(Spent(), 1.0);  // The data was read: the charge stands.
   EXPECT_FALSE(std::filesystem::exists(*r.output));
+}
+
+TEST_F(FitPipelineTest, ABudgetOnDataThatIsNotAFileNeedsTheDataSetsName) {
+  std::vector<std::string> log;
+  FakeTask task(log);
+  FitRequest r = Request(source_);
+  r.dataset.clear();  // The hash of `input` would name a file, not this source.
+  EXPECT_EQ(RunFit(task, r).code(), StatusCode::kInvalidArgument);
+  EXPECT_DOUBLE_EQ(Spent(), 0.0);
+  EXPECT_FALSE(source_.read());
 }
 
 TEST_F(FitPipelineTest, AnUnknownDataSetIsRefusedBeforeTheDataIsRead) {

@@ -69,7 +69,8 @@ struct FitRequest {
   // caller reads the result from its task.
   std::optional<std::string> output;
   // The budget (dpem/accounting/budget_store.h): none if `budget_file` is
-  // empty. `dataset` names the data set, by default the hash of `input`.
+  // empty. `dataset` names the data set, by default the hash of the file
+  // `input`; with a `source` it is required (the file may not be the data).
   std::string budget_file;
   std::string dataset;
   // Recorded with the charge and opening every warning ("dpem fit gmm").
@@ -84,10 +85,11 @@ struct FitRequest {
   std::optional<double> bounds_epsilon;
   // Receives each warning line (without a newline); null: warnings dropped.
   std::function<void(const std::string&)> warn;
-  // The front-end's own check of the opened data's shape against what it
-  // was asked (e.g. in the words of its flags), before anything is drawn;
-  // null: none (the task's fit checks the shape too).
-  std::function<Status(const RowSource&)> check_data;
+  // The front-end's own check of the opened data's shape (N records of d
+  // values: public) against what it was asked (e.g. in the words of its
+  // flags), before anything is drawn; it sees no record. Null: none (the
+  // task's fit checks the shape too).
+  std::function<Status(Eigen::Index rows, Eigen::Index cols)> check_shape;
 };
 
 // Step 3 on its own, for a front-end that releases outside a fit (dpem

@@ -8,7 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "accounting/ledger_json.h"
 #include "dpem/accounting/accountant.h"
+#include "dpem/data/private_bounds.h"
 #include "internal/file_util.h"
 #include "internal/json_fields.h"
 #include "pipeline/model_file.h"
@@ -50,6 +52,20 @@ StatusOr<FaParameters> ParametersFrom(const json& model) {
   return p;
 }
 
+// A private fit makes one release (the second moment), after those of its
+// domain if it released one, and certifies at most its target.
+Status CheckLedger(const FaGuarantee& g) {
+  const std::size_t bounds = internal::CountReleasesLabelled(g.ledger, kBoundsLabelPrefix);
+  if (g.ledger.size() != bounds + 1) {
+    return InvalidArgumentError("a private factor analysis model must list one release (the "
+                                "second moment), after those of its domain, if released");
+  }
+  if (!(g.epsilon <= g.target_epsilon)) {
+    return InvalidArgumentError("'epsilon' must be at most 'target_epsilon'");
+  }
+  return OkStatus();
+}
+
 StatusOr<FaFit> FitFrom(const json& model) {
   DPEM_ASSIGN_OR_RETURN(FaFit fit, internal::FitFromModelFile<FaFit>(model, kSchema));
   DPEM_ASSIGN_OR_RETURN(fit.parameters, ParametersFrom(model));
@@ -58,6 +74,7 @@ StatusOr<FaFit> FitFrom(const json& model) {
     DPEM_ASSIGN_OR_RETURN(const json* privacy, internal::Field(model, "privacy"));
     DPEM_ASSIGN_OR_RETURN(fit.guarantee.noise_multiplier,
                           internal::NumberField(*privacy, "noise_multiplier"));
+    DPEM_RETURN_IF_ERROR(CheckLedger(fit.guarantee));
   }
   return fit;
 }

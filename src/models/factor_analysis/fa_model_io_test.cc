@@ -50,6 +50,26 @@ TEST(FaModelIoTest, RoundTripsEveryField) {
   EXPECT_EQ(back->guarantee.ledger.releases()[0].noise_scale, 5.6);
 }
 
+// A private model lists its one release after those of a released domain;
+// a ledger of another length, or a certificate above the target, is refused.
+TEST(FaModelIoTest, APrivateModelListsOneReleaseAfterItsDomains) {
+  FaFit fit = TestFit();
+  PrivacyLedger with_bounds;
+  ASSERT_TRUE(with_bounds.Record({MechanismKind::kLaplace, 1.0, 8.0, "bounds / radius"}).ok());
+  ASSERT_TRUE(with_bounds.Record(fit.guarantee.ledger.releases()[0]).ok());
+  fit.guarantee.ledger = with_bounds;
+  EXPECT_TRUE(FaModelFromJson(FaModelToJson(fit)).ok());
+  FaFit none = TestFit();
+  none.guarantee.ledger = PrivacyLedger();
+  EXPECT_FALSE(FaModelFromJson(FaModelToJson(none)).ok());
+  FaFit two = TestFit();
+  ASSERT_TRUE(two.guarantee.ledger.Record(two.guarantee.ledger.releases()[0]).ok());
+  EXPECT_FALSE(FaModelFromJson(FaModelToJson(two)).ok());
+  FaFit above = TestFit();
+  above.guarantee.epsilon = 1.5;
+  EXPECT_FALSE(FaModelFromJson(FaModelToJson(above)).ok());
+}
+
 TEST(FaModelIoTest, WritesTheDocumentedLayout) {
   const json j = json::parse(FaModelToJson(TestFit()));
   EXPECT_EQ(j.at("format"), "dpem-fa");
