@@ -11,6 +11,6 @@ target_sources(dpem PRIVATE
 if(DPEM_BUILD_TESTS)
   dpem_add_tests(src/mechanisms robust_mean_test)
   dpem_add_tests(src/mechanisms robust_mean_statistical_test LABELS statistical)
-  dpem_add_tests(src/models/gradient_em gradient_em_test)
+  dpem_add_tests(src/models/gradient_em gradient_em_gradients_test gradient_em_test)
   dpem_add_cli_tests(gradient_em_cli_test)
 endif()
