@@ -15,7 +15,6 @@ Usage (from the repository root, after building build-fa):
 Prints the wall time of every fit and the mean log-likelihood of the faces
 under each model (dpem score).
 """
-import argparse
 import json
 import os
 import subprocess
@@ -27,29 +26,25 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-DATA = "/work/shared/data/olivetti/olivetti_faces_uint8.csv"
+from lib import olivetti
+
 EPSILONS = "inf,1,0.3,0.2"
 
 
 def fit(dpem, data, out, eps, args):
-    cmd = [dpem, "fit", "fa", "--factors", str(args.factors), "--input", data, "--output", out,
-           "--epsilon", eps, "--data-norm", "64", "--iterations", str(args.iterations),
-           "--quiet"]
-    if eps != "inf":
-        cmd += ["--delta", "1e-4", "--seed", str(args.seed)]
+    cmd = olivetti.fit_command(dpem, data, out, eps, args.factors,
+                               ["--iterations", str(args.iterations), "--quiet"], args.seed)
     start = time.monotonic()
     subprocess.run(cmd, check=True)
     seconds = time.monotonic() - start
-    score = json.loads(subprocess.run([dpem, "score", "--json", "--model", out, "--input", data],
-                                      check=True, capture_output=True, text=True).stdout)
+    score = olivetti.score(dpem, out, data)
     with open(out) as f:
         model = json.load(f)
     return np.array(model["parameters"]["loadings"]), seconds, score, model["privacy"]
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--dpem", default="build-fa/dpem")
+    p = olivetti.argument_parser()
     p.add_argument("--out", default="docs/figures/fa_olivetti.png")
     p.add_argument("--factors", type=int, default=10)
     p.add_argument("--iterations", type=int, default=100)
@@ -59,7 +54,7 @@ def main():
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         data = os.path.join(tmp, "olivetti.npy")
-        np.save(data, np.loadtxt(DATA, delimiter=",") / 242.0)
+        olivetti.save_faces(data)
         rows = []
         for eps in args.epsilons.split(","):
             w, seconds, score, privacy = fit(args.dpem, data, os.path.join(tmp, eps + ".json"),

@@ -22,8 +22,6 @@ Usage (from the repository root, after building build-fa):
     /usr/bin/python3 scripts/fa_olivetti_timing.py --dpem build-fa/dpem \\
         [--baseline /path/to/other/dpem] [--repetitions 5] [--threads 2]
 """
-import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -31,9 +29,7 @@ import sys
 import tempfile
 import time
 
-import numpy as np
-
-DATA = "/work/shared/data/olivetti/olivetti_faces_uint8.csv"
+from lib import olivetti
 
 SKLEARN = """
 import sys, time
@@ -55,22 +51,16 @@ def timed(cmd, env=None):
 
 
 def dpem_fit(dpem, data, model, epsilon, threads, repair=None):
-    cmd = [dpem, "fit", "fa", "--factors", "10", "--input", data, "--output", model,
-           "--epsilon", epsilon, "--data-norm", "64", "--quiet", "--threads", str(threads)]
-    if epsilon != "inf":
-        cmd += ["--delta", "1e-4", "--seed", "1"]
+    cmd = olivetti.fit_command(dpem, data, model, epsilon, 10,
+                               ["--quiet", "--threads", str(threads)], 1)
     if repair:
         cmd += ["--eigenvalue-repair", repair]
     seconds, _ = timed(cmd)
-    score = json.loads(subprocess.run([dpem, "score", "--json", "--model", model, "--input",
-                                       data], check=True, capture_output=True,
-                                      text=True).stdout)
-    return seconds, score["mean_log_likelihood"]
+    return seconds, olivetti.score(dpem, model, data)["mean_log_likelihood"]
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--dpem", default="build-fa/dpem")
+    p = olivetti.argument_parser()
     p.add_argument("--baseline", help="a second dpem binary, timed after each of --dpem's fits")
     p.add_argument("--repetitions", type=int, default=5)
     p.add_argument("--threads", type=int, default=2)
@@ -82,7 +72,7 @@ def main():
     scores = {}
     with tempfile.TemporaryDirectory() as tmp:
         data = os.path.join(tmp, "olivetti.npy")
-        np.save(data, np.loadtxt(DATA, delimiter=",") / 242.0)
+        olivetti.save_faces(data)
         model = os.path.join(tmp, "fa.json")
         for rep in range(args.repetitions):
             for name, binary in binaries:

@@ -26,6 +26,8 @@ import tempfile
 
 import numpy as np
 
+from lib.plots import plot_log_likelihood_quartiles, print_quartile_table
+
 DPEM = "build/dpem"
 EPSILONS = [0.1, 0.2, 0.5, 1, 2, 4]
 DELTA = 1e-5
@@ -102,12 +104,7 @@ def report(name, results, repeats, out):
     s = SETTINGS[name]
     print(f"\n({name}) test log-likelihood per point, median [25%, 75%] over {repeats} repeats; "
           f"K = {s['k']}, J = {s['j']}, {s['cov']} covariances, delta = {DELTA}:\n")
-    print("| epsilon | " + " | ".join(label for label, _ in METHODS) + " |")
-    print("|---:|" + "---|" * len(METHODS))
-    for eps in EPSILONS:
-        cells = [f"{q[(eps, m)][1]:.3f} [{q[(eps, m)][0]:.3f}, {q[(eps, m)][2]:.3f}]"
-                 if not np.isnan(q[(eps, m)][1]) else "n/a" for m, _ in METHODS]
-        print(f"| {eps} | " + " | ".join(cells) + " |")
+    print_quartile_table("epsilon", EPSILONS, [label for label, _ in METHODS], q)
     goal_check(name, results)
     plot(name, q, out)
 
@@ -129,24 +126,14 @@ def goal_check(name, results):
 
 
 def plot(name, q, out):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     os.makedirs(out, exist_ok=True)
-    fig, ax = plt.subplots(figsize=(6.5, 4.5))
-    for (label, _), color in zip(METHODS, ["black", "tab:gray", "tab:red", "tab:cyan", "tab:blue"]):
-        v = np.array([q[(eps, label)] for eps in EPSILONS])
-        ax.plot(EPSILONS, v[:, 1], "o-", color=color, label=label, ms=4)
-        ax.fill_between(EPSILONS, v[:, 0], v[:, 2], color=color, alpha=0.2)
-    ax.set_xscale("log")
-    ax.set_xlabel("epsilon (delta = 1e-5)")
-    ax.set_ylabel("test log-likelihood per point")
-    ax.set_title(f"{name}: joint release (with and without component frames) vs the papers' GGG",
-                 fontsize=9)
-    ax.legend(loc="lower right")
-    fig.tight_layout()
+    colors = ["black", "tab:gray", "tab:red", "tab:cyan", "tab:blue"]
+    curves = [(label, color, np.array([q[(eps, label)] for eps in EPSILONS]))
+              for (label, _), color in zip(METHODS, colors)]
     path = os.path.join(out, f"gmm_mechanisms_{name}.png")
-    fig.savefig(path, dpi=110)
+    plot_log_likelihood_quartiles(
+        EPSILONS, curves, "epsilon (delta = 1e-5)",
+        f"{name}: joint release (with and without component frames) vs the papers' GGG", 9, path)
     print(f"\n(figure: {path})")
 
 

@@ -24,6 +24,8 @@ import tempfile
 
 import numpy as np
 
+from lib.plots import plot_log_likelihood_quartiles, print_quartile_table
+
 DPEM = "build/dpem"
 NS = [500, 1000, 2000, 4000, 8000, 16000, 32000, 64000, 128000, 256000]
 MEANS = np.array([[-0.5, -0.3], [0.4, -0.4], [0.0, 0.5]])
@@ -87,34 +89,19 @@ def main():
     summary = {key: np.percentile(v, [25, 50, 75]) for key, v in results.items()}
     print(f"Test log-likelihood per point, median [25%, 75%] over {args.repeats} data sets "
           f"(epsilon = {EPSILON}, delta = {DELTA}, J = {ITERATIONS}, K = {K}, spherical, GGG):\n")
-    print("| N | " + " | ".join(name for name, _ in METHODS) + " |")
-    print("|---:|" + "---|" * len(METHODS))
-    for n in NS:
-        cells = [f"{summary[(n, m)][1]:.3f} [{summary[(n, m)][0]:.3f}, {summary[(n, m)][2]:.3f}]"
-                 for m, _ in METHODS]
-        print(f"| {n} | " + " | ".join(cells) + " |")
+    print_quartile_table("N", NS, [name for name, _ in METHODS], summary)
     plot(summary, args)
 
 
 def plot(summary, args):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     os.makedirs(args.out, exist_ok=True)
-    fig, ax = plt.subplots(figsize=(6.5, 4.5))
-    for (name, _), color in zip(METHODS, ["black", "tab:red", "tab:blue", "tab:gray"]):
-        q = np.array([summary[(n, name)] for n in NS])
-        ax.plot(NS, q[:, 1], "o-", color=color, label=name, ms=4)
-        ax.fill_between(NS, q[:, 0], q[:, 2], color=color, alpha=0.2)
-    ax.set_xscale("log")
-    ax.set_xlabel("number of training points N")
-    ax.set_ylabel("test log-likelihood per point")
-    ax.set_title(f"3 isotropic 2-D Gaussians, epsilon = {EPSILON}, delta = {DELTA}, J = {ITERATIONS}",
-                 fontsize=10)
-    ax.legend(loc="lower right")
-    fig.tight_layout()
+    curves = [(name, color, np.array([summary[(n, name)] for n in NS]))
+              for (name, _), color in zip(METHODS, ["black", "tab:red", "tab:blue", "tab:gray"])]
     path = os.path.join(args.out, "gmm_synthetic.png")
-    fig.savefig(path, dpi=110)
+    plot_log_likelihood_quartiles(
+        NS, curves, "number of training points N",
+        f"3 isotropic 2-D Gaussians, epsilon = {EPSILON}, delta = {DELTA}, J = {ITERATIONS}", 10,
+        path)
     print(f"\n(figure: {path}; {args.repeats} repeats)")
 
 

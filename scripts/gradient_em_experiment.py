@@ -19,7 +19,6 @@ models are symmetric in beta).
 import argparse
 import json
 import os
-import subprocess
 
 import numpy as np
 import matplotlib
@@ -27,39 +26,21 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from lib import gradient_em
+from lib.gradient_em import run, tau_of
+
 MODELS = ["gmm", "mrm", "rmc"]
 T = 22
 D0, N0, EPS0 = 10, 10000, 0.5
 MISSING = 0.1
 
 
-def run(cmd):
-    res = subprocess.run(cmd, capture_output=True, text=True)
-    if res.returncode != 0:
-        raise RuntimeError(" ".join(cmd) + "\n" + res.stderr)
-    return res.stdout
-
-
 def generate(a, model, n, d, seed):
     base = os.path.join(a.out, f"{model}_n{n}_d{d}_s{seed}")
     if not os.path.exists(base + ".csv"):
-        cmd = [a.dpem, "generate", "--model", model, "--n", str(n), "--d", str(d), "--snr", "3",
-               "--seed", str(seed), "--output", base + ".csv", "--truth", base + ".json"]
-        if model == "rmc":
-            cmd += ["--missing-prob", str(MISSING)]
-        run(cmd)
-    with open(base + ".json") as f:
-        truth = json.load(f)
-    return base + ".csv", np.array(truth["beta"]), truth["sigma"]
-
-
-def tau_of(model, beta, sigma, d):
-    b2 = float(beta @ beta)
-    if model == "gmm":
-        return float(np.max(np.abs(beta)) ** 2 + sigma ** 2)
-    if model == "mrm":
-        return max((b2 + sigma ** 2) ** 2, d * b2)
-    return (np.sqrt(d * b2) + sigma ** 2 + b2) ** 2
+        gradient_em.generate(a.dpem, model, n, d, seed, base + ".csv", base + ".json", MISSING)
+    beta, sigma = gradient_em.read_truth(base + ".json")
+    return base + ".csv", beta, sigma
 
 
 def error(model, traj, beta):

@@ -32,7 +32,6 @@ import argparse
 import json
 import math
 import os
-import subprocess
 import tempfile
 import time
 
@@ -42,27 +41,14 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from lib import gradient_em
+from lib.gradient_em import run, tau_of
+
 T = 22
 D = 10
 EPS = 0.5
 MISSING = 0.1
 METHODS = ["nonprivate", "dp", "dp-printed-s", "clipped"]
-
-
-def run(cmd):
-    res = subprocess.run(cmd, capture_output=True, text=True)
-    if res.returncode != 0:
-        raise RuntimeError(" ".join(cmd) + "\n" + res.stderr)
-    return res.stdout
-
-
-def tau_of(model, beta, sigma, d):
-    b2 = float(beta @ beta)
-    if model == "gmm":
-        return float(np.max(np.abs(beta)) ** 2 + sigma ** 2)
-    if model == "mrm":
-        return max((b2 + sigma ** 2) ** 2, d * b2)
-    return (np.sqrt(d * b2) + sigma ** 2 + b2) ** 2
 
 
 def eps_tilde(eps, delta):
@@ -84,14 +70,8 @@ def final_error(model, beta_hat, beta):
 
 def one_dataset(a, work, model, n, rep):
     base = os.path.join(work, f"{model}_n{n}_r{rep}")
-    cmd = [a.dpem, "generate", "--model", model, "--n", str(n), "--d", str(D), "--snr", "3",
-           "--seed", str(rep), "--output", base + ".npy", "--truth", base + ".json"]
-    if model == "rmc":
-        cmd += ["--missing-prob", str(MISSING)]
-    run(cmd)
-    with open(base + ".json") as f:
-        truth = json.load(f)
-    beta, sigma = np.array(truth["beta"]), truth["sigma"]
+    gradient_em.generate(a.dpem, model, n, D, rep, base + ".npy", base + ".json", MISSING)
+    beta, sigma = gradient_em.read_truth(base + ".json")
     tau = tau_of(model, beta, sigma, D)
     delta = 1.0 / n if a.delta is None else a.delta
     out = {}

@@ -6,10 +6,8 @@
 # and the compiler goes to out/setup.log, whose end is shown if a step fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mkdir -p out
-export DPEM_LOG=out/setup.log
-: >"$DPEM_LOG"
 source scripts/lib/steps.sh
+steps_log out/setup.log
 echo "dpem set-up (apt, CMake and compiler output: $DPEM_LOG)"
 step "Debian packages (scripts/install_deps.sh)" scripts/install_deps.sh
 step "building build/dpem (scripts/build.sh)" scripts/build.sh -DDPEM_BUILD_TESTS=OFF

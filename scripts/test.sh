@@ -6,10 +6,8 @@
 # if a step fails); CTest's and the fuzzers' output is printed as before.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mkdir -p out
-export DPEM_LOG=out/test.log
-: >"$DPEM_LOG"
 source scripts/lib/steps.sh
+steps_log out/test.log
 step "Debian packages (scripts/install_deps.sh)" scripts/install_deps.sh
 step "building build/ with the tests and benchmarks (scripts/build.sh)" \
   scripts/build.sh -DDPEM_BUILD_TESTS=ON -DDPEM_BUILD_BENCHMARKS=ON

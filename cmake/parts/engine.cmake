@@ -1,12 +1,11 @@
 # engine: the threaded block engine (src/engine) and the data sources it
 # reads; the library sources are listed in CMakeLists.txt.
 if(DPEM_BUILD_TESTS)
-  dpem_add_test(engine_test SOURCES src/engine/engine_test.cc)
+  dpem_add_tests(src/engine engine_test exact_sum_test)
   if(OpenMP_CXX_FOUND)  # The test limits OpenMP's team size.
     target_link_libraries(engine_test PRIVATE OpenMP::OpenMP_CXX)
   endif()
-  dpem_add_test(exact_sum_test SOURCES src/engine/exact_sum_test.cc)
-  dpem_add_test(row_source_test SOURCES src/data/row_source_test.cc)
+  dpem_add_tests(src/data row_source_test)
 endif()
 if(DPEM_BUILD_BENCHMARKS)
   target_sources(dpem_benchmarks PRIVATE benchmarks/gmm_engine_benchmark.cc)

@@ -10,9 +10,8 @@ target_sources(dpem PRIVATE
   src/models/gradient_em/gradient_em_fit_task.cc
   src/data/generators.cc)
 if(DPEM_BUILD_TESTS)
-  dpem_add_test(robust_mean_test SOURCES src/mechanisms/robust_mean_test.cc)
-  dpem_add_test(robust_mean_statistical_test
-    SOURCES src/mechanisms/robust_mean_statistical_test.cc LABELS statistical)
-  dpem_add_test(gradient_em_test SOURCES src/models/gradient_em/gradient_em_test.cc)
-  dpem_add_cli_test(gradient_em_cli_test SOURCES tests/cli/gradient_em_cli_test.cc)
+  dpem_add_tests(src/mechanisms robust_mean_test)
+  dpem_add_tests(src/mechanisms robust_mean_statistical_test LABELS statistical)
+  dpem_add_tests(src/models/gradient_em gradient_em_gradients_test gradient_em_test)
+  dpem_add_cli_tests(gradient_em_cli_test)
 endif()

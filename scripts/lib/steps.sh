@@ -3,7 +3,7 @@
 # with its output (apt, CMake, the compiler) appended to a log, and prints a
 # line or two for it instead.
 #
-#   DPEM_LOG=out/setup.log            # the log, created by the caller
+#   steps_log out/setup.log           # the log (DPEM_LOG), emptied
 #   step "building build/dpem" scripts/build.sh
 #
 # On success it prints "== building build/dpem ... done (2 min 5 s)", followed
@@ -13,6 +13,14 @@
 # DPEM_FULL_LOG=1 (set by .ci/run) prints the step's whole output instead of
 # its last 30 lines. A sudo password prompt still reaches the terminal: sudo
 # asks on the terminal, not on standard output.
+
+# Starts the log of the steps, DPEM_LOG, at $1 (its folder created, the file
+# emptied).
+steps_log() {
+  mkdir -p "$(dirname "$1")"
+  export DPEM_LOG="$1"
+  : >"$DPEM_LOG"
+}
 
 step_elapsed() {
   local s=$((SECONDS - $1))

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/fit_options.h"
+
 namespace dpem {
 namespace {
 
@@ -15,12 +17,9 @@ constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 CalibrationOptions Options(double eps, double delta, int j, const ReleasePattern& pattern,
                            AccountantKind kind) {
   CalibrationOptions o;
-  o.epsilon = eps;
-  o.delta = delta;
-  o.iterations = j;
   o.pattern = pattern;
   o.accountant = kind;
-  return o;
+  return test_support::WithIterationsAndPrivacy(o, j, eps, delta);
 }
 
 CalibrationResult MustCalibrate(const CalibrationOptions& o) {

@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -17,26 +16,22 @@
 #include <vector>
 
 #include "dpem/data/io.h"
+#include "testing/file_readers.h"
+#include "testing/temp_files.h"
 
 namespace dpem {
 namespace {
 
+using test_support::ReadBytes;
+using test_support::WriteBytes;
+
 std::string TempPath(const std::string& name) {
-  return ::testing::TempDir() + "dpem_csv_test_" + std::to_string(::getpid()) +
-         "_" + name;
+  return test_support::ProcessTempPath("dpem_csv_test_", name);
 }
 
-void WriteText(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  ASSERT_TRUE(out.good()) << path;
-}
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+// ReadCsv of a file `name` holding `text` (the file removed after).
+StatusOr<DataMatrix> ReadCsvText(const std::string& name, const std::string& text) {
+  return test_support::ReadFileOf(TempPath(name), text, ReadCsv);
 }
 
 // Random finite doubles over the whole range (random bit patterns), plus
@@ -87,7 +82,7 @@ TEST(CsvTest, WrittenTextParsesWithStrtod) {
   const DataMatrix x = RandomMatrix(20, 3, 777);
   const std::string path = TempPath("strtod.csv");
   ASSERT_TRUE(WriteCsv(path, x).ok());
-  std::istringstream text(ReadText(path));
+  std::istringstream text(ReadBytes(path));
   std::string line;
   Eigen::Index row = 0;
   while (std::getline(text, line)) {
@@ -108,9 +103,8 @@ TEST(CsvTest, WrittenTextParsesWithStrtod) {
 }
 
 TEST(CsvTest, HeaderCrlfSpacesAndTrailingBlankLines) {
-  const std::string path = TempPath("header.csv");
-  WriteText(path, "\xEF\xBB\xBF x , \"y\"\r\n 1.5 , -2\r\n3e2,\t+4\r\n-0.25,1e-3\r\n\r\n  \n");
-  StatusOr<DataMatrix> y = ReadCsv(path);
+  StatusOr<DataMatrix> y = ReadCsvText(
+      "header.csv", "\xEF\xBB\xBF x , \"y\"\r\n 1.5 , -2\r\n3e2,\t+4\r\n-0.25,1e-3\r\n\r\n  \n");
   ASSERT_TRUE(y.ok()) << y.status().ToString();
   ASSERT_EQ(y->rows(), 3);
   ASSERT_EQ(y->cols(), 2);
@@ -120,31 +114,25 @@ TEST(CsvTest, HeaderCrlfSpacesAndTrailingBlankLines) {
   EXPECT_EQ((*y)(1, 1), 4.0);
   EXPECT_EQ((*y)(2, 0), -0.25);
   EXPECT_EQ((*y)(2, 1), 0.001);
-  std::remove(path.c_str());
 }
 
 TEST(CsvTest, NoHeaderNoFinalNewlineSingleColumn) {
-  const std::string path = TempPath("single.csv");
-  WriteText(path, "7\n-8\n9.5");
-  StatusOr<DataMatrix> y = ReadCsv(path);
+  StatusOr<DataMatrix> y = ReadCsvText("single.csv", "7\n-8\n9.5");
   ASSERT_TRUE(y.ok()) << y.status().ToString();
   ASSERT_EQ(y->rows(), 3);
   ASSERT_EQ(y->cols(), 1);
   EXPECT_EQ((*y)(2, 0), 9.5);
-  std::remove(path.c_str());
 }
 
 TEST(CsvTest, UnderflowBecomesSignedZero) {
-  const std::string path = TempPath("underflow.csv");
-  WriteText(path, "1e-400,-1e-400,0.0000000000000000000001e-310\n");
-  StatusOr<DataMatrix> y = ReadCsv(path);
+  StatusOr<DataMatrix> y =
+      ReadCsvText("underflow.csv", "1e-400,-1e-400,0.0000000000000000000001e-310\n");
   ASSERT_TRUE(y.ok()) << y.status().ToString();
   EXPECT_EQ((*y)(0, 0), 0.0);
   EXPECT_FALSE(std::signbit((*y)(0, 0)));
   EXPECT_EQ((*y)(0, 1), 0.0);
   EXPECT_TRUE(std::signbit((*y)(0, 1)));
   EXPECT_EQ((*y)(0, 2), 0.0);
-  std::remove(path.c_str());
 }
 
 struct BadCsv {
@@ -158,14 +146,8 @@ class CsvErrorTest : public ::testing::TestWithParam<BadCsv> {};
 TEST_P(CsvErrorTest, RejectedWithLineAndColumn) {
   const BadCsv& c = GetParam();
   const std::string path = TempPath(std::string(c.name) + ".csv");
-  WriteText(path, c.content);
-  StatusOr<DataMatrix> y = ReadCsv(path);
-  ASSERT_FALSE(y.ok());
-  EXPECT_EQ(y.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(y.status().message().find(path + c.location), std::string::npos)
-      << y.status().message();
-  EXPECT_EQ(y.status().message().find('\n'), std::string::npos);
-  std::remove(path.c_str());
+  const std::string message = test_support::RefusalOf(path, c.content, ReadCsv);
+  EXPECT_NE(message.find(path + c.location), std::string::npos) << message;
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -218,7 +200,7 @@ TEST(CsvTest, FailedRenameRemovesTemporaryFile) {
   // written, the rename fails, and the temporary must be gone.
   const std::string dir = TempPath("target_is_dir.csv");
   std::filesystem::create_directory(dir);
-  WriteText(dir + "/keep", "x");
+  WriteBytes(dir + "/keep", "x");
   const Status s = WriteCsv(dir, DataMatrix::Ones(3, 2));
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.code(), StatusCode::kIoError);
@@ -229,11 +211,11 @@ TEST(CsvTest, FailedRenameRemovesTemporaryFile) {
 
 TEST(CsvTest, OverwritesExistingFile) {
   const std::string path = TempPath("overwrite.csv");
-  WriteText(path, "1,2,3\n4,5,6\n7,8,9\n");
+  WriteBytes(path, "1,2,3\n4,5,6\n7,8,9\n");
   DataMatrix x(1, 2);
   x << 0.5, -1.25;
   ASSERT_TRUE(WriteCsv(path, x).ok());
-  EXPECT_EQ(ReadText(path), "0.5,-1.25\n");
+  EXPECT_EQ(ReadBytes(path), "0.5,-1.25\n");
   std::remove(path.c_str());
 }
 
@@ -265,7 +247,7 @@ TEST(CsvTest, LargeFileReadsCorrectly) {
     text += '\n';
   }
   const std::string path = TempPath("large.csv");
-  WriteText(path, text);
+  WriteBytes(path, text);
   StatusOr<DataMatrix> y = ReadCsv(path);
   ASSERT_TRUE(y.ok()) << y.status().ToString();
   ExpectBitIdentical(x, *y);
@@ -278,7 +260,7 @@ TEST(IoTest, DispatchOnExtension) {
   for (const std::string ext : {".csv", ".CSV", ".npy", ".Npy"}) {
     const std::string path = TempPath("dispatch" + ext);
     ASSERT_TRUE(WriteMatrix(path, x).ok()) << ext;
-    const bool is_npy = ReadText(path).substr(0, 6) == "\x93NUMPY";
+    const bool is_npy = ReadBytes(path).substr(0, 6) == "\x93NUMPY";
     EXPECT_EQ(is_npy, ext == ".npy" || ext == ".Npy") << ext;
     StatusOr<DataMatrix> y = ReadMatrix(path);
     ASSERT_TRUE(y.ok()) << y.status().ToString();

@@ -1,7 +1,6 @@
 #include "dpem/data/npy.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <bit>
 #include <cmath>
@@ -9,34 +8,24 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
+
+#include "testing/file_readers.h"
+#include "testing/temp_files.h"
 
 namespace dpem {
 namespace {
 
 using std::string_literals::operator""s;
 
+using test_support::ReadBytes;
+using test_support::WriteBytes;
+
 std::string TempPath(const std::string& name) {
-  return ::testing::TempDir() + "dpem_npy_test_" + std::to_string(::getpid()) +
-         "_" + name;
-}
-
-void WriteBytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  ASSERT_TRUE(out.good()) << path;
-}
-
-std::string ReadBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return test_support::ProcessTempPath("dpem_npy_test_", name);
 }
 
 // An .npy file per the format specification: magic, version, header length
@@ -79,12 +68,9 @@ std::string Dict(const std::string& descr, const std::string& shape,
          ", 'shape': " + shape + ", }";
 }
 
+// ReadNpy of a file `name`.npy holding `bytes` (the file removed after).
 StatusOr<DataMatrix> ReadBytesAsNpy(const std::string& name, const std::string& bytes) {
-  const std::string path = TempPath(name + ".npy");
-  WriteBytes(path, bytes);
-  StatusOr<DataMatrix> result = ReadNpy(path);
-  std::remove(path.c_str());
-  return result;
+  return test_support::ReadFileOf(TempPath(name + ".npy"), bytes, ReadNpy);
 }
 
 const std::vector<double> kSix = {1.5, -2.0, 0.1, 1e300, -0.0, 4.9e-324};
@@ -167,19 +153,11 @@ class NpyErrorTest : public ::testing::TestWithParam<BadNpy> {};
 
 TEST_P(NpyErrorTest, Rejected) {
   const BadNpy& c = GetParam();
-  const std::string path = TempPath(std::string(c.name) + ".npy");
-  WriteBytes(path, c.bytes);
-  StatusOr<DataMatrix> x = ReadNpy(path);
-  std::remove(path.c_str());
-  ASSERT_FALSE(x.ok());
-  EXPECT_EQ(x.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(x.status().message().find(path), std::string::npos) << x.status().message();
-  EXPECT_NE(x.status().message().find(c.expected), std::string::npos)
-      << x.status().message();
+  const std::string message =
+      test_support::RefusalOf(TempPath(std::string(c.name) + ".npy"), c.bytes, ReadNpy);
+  EXPECT_NE(message.find(c.expected), std::string::npos) << message;
   // One line of printable ASCII, whatever bytes the header held.
-  for (char ch : x.status().message()) {
-    EXPECT_TRUE(ch >= 0x20 && ch < 0x7f) << x.status().message();
-  }
+  for (char ch : message) EXPECT_TRUE(ch >= 0x20 && ch < 0x7f) << message;
 }
 
 const std::string kFourDoubles = LittleEndian(std::vector<double>{1, 2, 3, 4});

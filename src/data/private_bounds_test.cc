@@ -114,13 +114,17 @@ DataMatrix SquareAround(double cx, double cy, double half, int n, std::uint64_t 
   return x;
 }
 
-TEST(PrivateBoundsTest, ReleasesAUsefulDomainFarFromTheOrigin) {
-  const DataMatrix x = SquareAround(40.7, -74.0, 0.2, 4000, 5);
+// The bounds of `x` released at `epsilon` with a generator seeded by `seed`.
+StatusOr<PrivateBounds> ReleaseBounds(const DataMatrix& x, double epsilon, std::uint64_t seed) {
   const MatrixRowSource source = *MatrixRowSource::Borrow(x);
   PrivateBoundsOptions o;
-  o.epsilon = 1.0;
-  Generator gen = Generator::FromSeed(9);
-  StatusOr<PrivateBounds> b = ReleasePrivateBounds(source, o, gen);
+  o.epsilon = epsilon;
+  Generator gen = Generator::FromSeed(seed);
+  return ReleasePrivateBounds(source, o, gen);
+}
+
+TEST(PrivateBoundsTest, ReleasesAUsefulDomainFarFromTheOrigin) {
+  StatusOr<PrivateBounds> b = ReleaseBounds(SquareAround(40.7, -74.0, 0.2, 4000, 5), 1.0, 9);
   ASSERT_TRUE(b.ok()) << b.status().message();
   EXPECT_NEAR(b->domain.center(0), 40.7, 0.05);
   EXPECT_NEAR(b->domain.center(1), -74.0, 0.05);
@@ -134,12 +138,7 @@ TEST(PrivateBoundsTest, ReleasesAUsefulDomainFarFromTheOrigin) {
 }
 
 TEST(PrivateBoundsTest, LedgerHoldsEveryRelease) {
-  const DataMatrix x = SquareAround(1.0, 2.0, 0.5, 500, 6);
-  const MatrixRowSource source = *MatrixRowSource::Borrow(x);
-  PrivateBoundsOptions o;
-  o.epsilon = 2.0;
-  Generator gen = Generator::FromSeed(10);
-  const PrivateBounds b = *ReleasePrivateBounds(source, o, gen);
+  const PrivateBounds b = *ReleaseBounds(SquareAround(1.0, 2.0, 0.5, 500, 6), 2.0, 10);
   // Per coordinate: 2 steps at 2 * 1/2 / 2 / 2 = 0.25; radius: 2 * 7/16 =
   // 0.875 split 3/4 (0.65625), 1/4 (0.21875); outside count: discrete
   // Laplace at 2/16 = 0.125. All dyadic, so recorded exactly.
@@ -164,12 +163,7 @@ TEST(PrivateBoundsTest, LedgerHoldsEveryRelease) {
 }
 
 TEST(PrivateBoundsTest, ComposingWithAFitAddsTheEpsilons) {
-  const DataMatrix x = SquareAround(0.0, 0.0, 1.0, 200, 8);
-  const MatrixRowSource source = *MatrixRowSource::Borrow(x);
-  PrivateBoundsOptions o;
-  o.epsilon = 0.1;
-  Generator gen = Generator::FromSeed(2);
-  const PrivateBounds b = *ReleasePrivateBounds(source, o, gen);
+  const PrivateBounds b = *ReleaseBounds(SquareAround(0.0, 0.0, 1.0, 200, 8), 0.1, 2);
   PrivacyLedger fit;
   ASSERT_TRUE(fit.Record(Release{MechanismKind::kGaussian, 1.0, 5.0, "fit"}).ok());
   const double fit_eps = *ComputeEpsilon(fit, 1e-5, AccountantKind::kRdp);

@@ -1,24 +1,25 @@
 #include "dpem/data/row_source.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <limits>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "dpem/data/csv.h"
 #include "dpem/data/io.h"
 #include "dpem/data/npy.h"
+#include "testing/temp_files.h"
 
 namespace dpem {
 namespace {
 
 std::string TempPath(const std::string& name) {
-  return ::testing::TempDir() + "dpem_row_source_test_" + std::to_string(::getpid()) + "_" +
-         name;
+  return test_support::ProcessTempPath("dpem_row_source_test_", name);
 }
 
 DataMatrix Sequence(Eigen::Index n, Eigen::Index d) {
@@ -90,7 +91,7 @@ std::string Float32Npy(const std::vector<float>& values, int rows, int cols) {
 TEST(NpyRowSourceTest, ConvertsFloat32BlocksExactly) {
   const std::string path = TempPath("f4.npy");
   const std::vector<float> values = {0.1f, -2.5f, 3e30f, 1e-30f, 7.0f, 0.0f};
-  std::ofstream(path, std::ios::binary) << Float32Npy(values, 3, 2);
+  test_support::WriteBytes(path, Float32Npy(values, 3, 2));
   const std::unique_ptr<RowSource> source = OpenRowSource(path).value();
   const DataMatrix all = ReadAllBlocks(*source, 2);
   for (int i = 0; i < 6; ++i) EXPECT_EQ(all.data()[i], static_cast<double>(values[i]));
@@ -99,8 +100,8 @@ TEST(NpyRowSourceTest, ConvertsFloat32BlocksExactly) {
 
 TEST(NpyRowSourceTest, RejectsNonFiniteValuesNamingRowAndColumn) {
   const std::string path = TempPath("nan.npy");
-  std::ofstream(path, std::ios::binary)
-      << Float32Npy({1, 2, 3, std::numeric_limits<float>::infinity()}, 2, 2);
+  test_support::WriteBytes(
+      path, Float32Npy({1, 2, 3, std::numeric_limits<float>::infinity()}, 2, 2));
   const StatusOr<std::unique_ptr<RowSource>> source = OpenNpyRowSource(path);
   EXPECT_EQ(source.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(source.status().message().find("row 2, column 2"), std::string::npos)

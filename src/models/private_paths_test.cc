@@ -21,6 +21,7 @@
 #include "dpem/models/kmeans/kmeans.h"
 #include "dpem/models/gmm/private_gmm.h"
 #include "dpem/random/samplers.h"
+#include "testing/fit_options.h"
 
 namespace dpem {
 namespace {
@@ -292,14 +293,9 @@ TEST(PrivatePathsTest, FactorAnalysisRowsAboveTheUnitNorm) {
 
 TEST(PrivatePathsTest, KmeansEveryMethod) {
   for (const HostileCase& c : AllCases()) {
-    for (KmeansMethod m : {KmeansMethod::kCdpGauss, KmeansMethod::kCdpLaplace,
-                           KmeansMethod::kDplloyd, KmeansMethod::kDplloydZcdp}) {
-      KmeansFitOptions o;
-      o.components = 3;
-      o.iterations = 4;
-      o.method = m;
-      o.epsilon = 1.0;
-      o.delta = 1e-5;
+    for (KmeansMethod m : test_support::kAllKmeansMethods) {
+      KmeansFitOptions o = test_support::MakeKmeansOptions(m, /*components=*/3, /*iterations=*/4,
+                                                           /*epsilon=*/1.0, /*delta=*/1e-5);
       o.domain = c.domain;
       o.engine = OneThread();
       const std::string what = c.name + " / " + std::string(KmeansMethodName(m));
@@ -339,15 +335,9 @@ void FitGradientEmEverywhere(const HostileCase& c, double step, const std::strin
     for (GradientEmMethod m : {GradientEmMethod::kDp, GradientEmMethod::kClipped,
                                GradientEmMethod::kDpEm}) {
       if (m == GradientEmMethod::kDpEm && model != GradientEmModel::kGmm) continue;
-      GradientEmOptions o;
-      o.method = m;
-      o.iterations = 4;
+      GradientEmOptions o = test_support::MakeGradientEmOptions(
+          m, /*iterations=*/4, /*epsilon=*/1.0, /*delta=*/1e-5, /*tau=*/4.0, /*clip=*/2.0);
       o.step = step;
-      o.sigma = 1.0;
-      o.epsilon = 1.0;
-      o.delta = 1e-5;
-      o.tau = 4.0;
-      o.clip = 2.0;
       o.engine = OneThread();
       const std::string what = c.name + extra + " / " +
                                std::string(GradientEmModelName(model)) + " / " +

@@ -16,6 +16,7 @@
 
 #include "dpem/random/samplers.h"
 #include "testing/statistics.h"
+#include "testing/symmetric_matrix.h"
 
 namespace dpem {
 namespace {
@@ -59,6 +60,16 @@ std::vector<double> Draws(int n, const std::function<double()>& draw) {
   return out;
 }
 
+// Checks kScalarSamples draws of `draw()` against `dist`: the KS test, then
+// ExpectMoments with the law's mean, variance and fourth central moment.
+template <typename Distribution>
+void ExpectDrawsFollow(const std::function<double()>& draw, const Distribution& dist,
+                       double mean, double variance, double fourth_central) {
+  const auto x = Draws(kScalarSamples, draw);
+  ExpectKsAccepts(x, dist);
+  ExpectMoments(x, mean, variance, fourth_central);
+}
+
 TEST(KsMachineryTest, CriticalValuesMatchPublishedTable) {
   // Published asymptotic Kolmogorov quantiles (e.g. Smirnov 1948 tables).
   EXPECT_NEAR(KolmogorovCriticalValue(0.05), 1.3581, 1e-4);
@@ -90,18 +101,17 @@ TEST(KsMachineryTest, RejectsLaplaceAgainstNormalOfSameVariance) {
 
 TEST(SamplersStatisticalTest, StandardNormal) {
   Generator gen = Generator::FromSeed(2001);
-  const auto x = Draws(kScalarSamples, [&] { return SampleStandardNormal(gen); });
-  ExpectKsAccepts(x, boost::math::normal_distribution<double>(0.0, 1.0));
-  ExpectMoments(x, 0.0, 1.0, 3.0);
+  ExpectDrawsFollow([&] { return SampleStandardNormal(gen); },
+                    boost::math::normal_distribution<double>(0.0, 1.0), 0.0, 1.0, 3.0);
 }
 
 TEST(SamplersStatisticalTest, GaussianTwoScales) {
   Generator gen = Generator::FromSeed(2002);
   for (double s : {0.01, 7.5}) {
     SCOPED_TRACE(s);
-    const auto x = Draws(kScalarSamples, [&] { return *SampleGaussian(gen, s); });
-    ExpectKsAccepts(x, boost::math::normal_distribution<double>(0.0, s));
-    ExpectMoments(x, 0.0, s * s, 3.0 * s * s * s * s);
+    ExpectDrawsFollow([&] { return *SampleGaussian(gen, s); },
+                      boost::math::normal_distribution<double>(0.0, s), 0.0, s * s,
+                      3.0 * s * s * s * s);
   }
 }
 
@@ -132,10 +142,10 @@ TEST(SamplersStatisticalTest, LaplaceTwoScales) {
   Generator gen = Generator::FromSeed(3001);
   for (double b : {0.2, 13.0}) {
     SCOPED_TRACE(b);
-    const auto x = Draws(kScalarSamples, [&] { return *SampleLaplace(gen, b); });
-    ExpectKsAccepts(x, boost::math::laplace_distribution<double>(0.0, b));
     const double b2 = b * b;
-    ExpectMoments(x, 0.0, 2.0 * b2, 24.0 * b2 * b2);
+    ExpectDrawsFollow([&] { return *SampleLaplace(gen, b); },
+                      boost::math::laplace_distribution<double>(0.0, b), 0.0, 2.0 * b2,
+                      24.0 * b2 * b2);
   }
 }
 
@@ -152,22 +162,17 @@ TEST(SamplersStatisticalTest, GammaShapes) {
   const double theta = 1.7;
   for (double k : {0.3, 1.0, 2.5, 40.0}) {
     SCOPED_TRACE(k);
-    const auto x =
-        Draws(kScalarSamples, [&] { return *SampleGamma(gen, k, theta); });
-    ExpectKsAccepts(x, boost::math::gamma_distribution<double>(k, theta));
     // Central moments of Gamma(k, theta): var k theta^2, mu4 3k(k+2) theta^4.
     const double t2 = theta * theta;
-    ExpectMoments(x, k * theta, k * t2, 3.0 * k * (k + 2.0) * t2 * t2);
+    ExpectDrawsFollow([&] { return *SampleGamma(gen, k, theta); },
+                      boost::math::gamma_distribution<double>(k, theta), k * theta, k * t2,
+                      3.0 * k * (k + 2.0) * t2 * t2);
   }
 }
 
 // A non-diagonal 3x3 SPD scale matrix for the Wishart tests.
 Eigen::Matrix3d WishartScale() {
-  Eigen::Matrix3d s;
-  s << 2.0, 0.6, -0.4,  //
-      0.6, 1.0, 0.3,    //
-      -0.4, 0.3, 0.8;
-  return s;
+  return test_support::Symmetric3(2.0, 0.6, -0.4, 1.0, 0.3, 0.8);
 }
 
 TEST(SamplersStatisticalTest, WishartDiagonalIsScaledChiSquared) {

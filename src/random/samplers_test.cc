@@ -9,6 +9,8 @@
 #include <Eigen/Cholesky>
 #include <gtest/gtest.h>
 
+#include "testing/symmetric_matrix.h"
+
 namespace dpem {
 namespace {
 
@@ -23,12 +25,9 @@ void ExpectInvalid(const Status& status, const std::string& word) {
       << status.message();
 }
 
+// A non-diagonal 3x3 SPD matrix.
 Eigen::MatrixXd SpdMatrix() {
-  Eigen::MatrixXd s(3, 3);
-  s << 2.0, 0.5, -0.3,  //
-      0.5, 1.0, 0.2,    //
-      -0.3, 0.2, 1.5;
-  return s;
+  return test_support::Symmetric3(2.0, 0.5, -0.3, 1.0, 0.2, 1.5);
 }
 
 TEST(SamplersTest, ScalarSamplersRejectBadScales) {

@@ -11,15 +11,11 @@
 
 #include "cli_runner.h"
 
+namespace dpem::cli_testing {
 namespace {
 
 namespace fs = std::filesystem;
-using dpem::cli_testing::ReadFile;
-using dpem::cli_testing::RunDpem;
-using dpem::cli_testing::RunResult;
 using nlohmann::json;
-
-const std::string& Dir() { return dpem::cli_testing::ProcessScratchDir(); }
 
 // 2000 deterministic records in a 0.2 x 0.2 square around (100, -50): far
 // from the origin, as in the issue.
@@ -47,7 +43,7 @@ TEST(BoundsCliTest, ReleasesADomainThatFitReads) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("--data-norm "), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("guarantee is VOID"), std::string::npos) << r.err;  // Seeded.
-  const json b = json::parse(ReadFile(out));
+  const json b = json::parse(ReadBytes(out));
   EXPECT_NEAR(b.at("data_center")[0].get<double>(), 100.0, 0.05);
   EXPECT_NEAR(b.at("data_center")[1].get<double>(), -50.0, 0.05);
   EXPECT_GT(b.at("data_norm").get<double>(), 0.05);
@@ -66,7 +62,7 @@ TEST(BoundsCliTest, ReleasesADomainThatFitReads) {
   ASSERT_EQ(RunDpem("bounds --input " + data + " --epsilon 4 --output " + keyed).exit_code, 0);
   const RunResult accepted = RunDpem(fit + keyed);
   ASSERT_EQ(accepted.exit_code, 0) << accepted.err;
-  EXPECT_FALSE(json::parse(ReadFile(Dir() + "fromfile.json"))
+  EXPECT_FALSE(json::parse(ReadBytes(Dir() + "fromfile.json"))
                    .at("privacy").at("guarantee_void").get<bool>());
 }
 
@@ -81,7 +77,7 @@ TEST(BoundsCliTest, AutoDomainFitBeatsAWrongDomainAndCertifiesTheTotal) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   r = RunDpem("fit gmm --output " + bad + common + " --data-norm 1");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const json p = json::parse(ReadFile(model)).at("privacy");
+  const json p = json::parse(ReadBytes(model)).at("privacy");
   // Bounds, the private start, then one per iteration.
   EXPECT_EQ(p.at("releases").size(), 7u + 2u + 5u);
   EXPECT_NEAR(p.at("target_epsilon").get<double>(), 2.0, 2e-3);
@@ -100,7 +96,7 @@ TEST(BoundsCliTest, AutoDomainKmeansFitLandsOnTheDataAndCertifiesTheTotal) {
                               model + " --components 2 --iterations 3 --delta 1e-5 --seed 3 "
                               "--quiet --epsilon 2 --data-norm auto --bounds-epsilon 0.5");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const json m = json::parse(ReadFile(model));
+  const json m = json::parse(ReadBytes(model));
   const json& p = m.at("privacy");
   // Bounds, the private start, then one per iteration.
   EXPECT_EQ(p.at("releases").size(), 7u + 2u + 3u);
@@ -154,3 +150,4 @@ TEST(BoundsCliTest, ChargesTheBudgetBeforeReadingTheData) {
 }
 
 }  // namespace
+}  // namespace dpem::cli_testing

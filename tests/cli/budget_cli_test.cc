@@ -20,14 +20,10 @@
 
 #include "cli_runner.h"
 
+namespace dpem::cli_testing {
 namespace {
 
 namespace fs = std::filesystem;
-using dpem::cli_testing::CountLines;
-using dpem::cli_testing::RunDpem;
-using dpem::cli_testing::RunResult;
-
-const std::string& Dir() { return dpem::cli_testing::ProcessScratchDir(); }
 
 // `n` records of 2-D data in three clusters, deterministic.
 std::string MakeData(const std::string& name, int n) {
@@ -104,7 +100,7 @@ TEST(BudgetCliTest, InitWarnsWhenANewHashHasAKnownPathOrShape) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(r.err.empty()) << r.err;
   // One record changed in place: same path, same shape, new hash.
-  std::string text = dpem::cli_testing::ReadFile(data);
+  std::string text = ReadBytes(data);
   text.replace(0, text.find('\n'), "0.5,0.5");
   std::ofstream(data, std::ios::trunc) << text;
   r = RunDpem(init + data);
@@ -252,8 +248,8 @@ TEST(BudgetCliTest, ConcurrentFitsNeverOverspend) {
   int ok = 0, refused = 0;
   for (int i = 0; i < 8; ++i) {
     const std::string tag = Dir() + "race" + std::to_string(i);
-    const std::string rc = dpem::cli_testing::ReadFile(tag + ".rc");
-    const std::string err = dpem::cli_testing::ReadFile(tag + ".err");
+    const std::string rc = ReadBytes(tag + ".rc");
+    const std::string err = ReadBytes(tag + ".err");
     if (rc == "0\n") ++ok;
     if (rc == "2\n" && err.find("exceeded") != std::string::npos) ++refused;
     EXPECT_EQ(fs::exists(tag + ".json"), rc == "0\n") << i;
@@ -320,3 +316,4 @@ TEST(BudgetCliTest, BadBudgetCommands) {
 }
 
 }  // namespace
+}  // namespace dpem::cli_testing

@@ -10,21 +10,8 @@
 
 #include "cli_runner.h"
 
+namespace dpem::cli_testing {
 namespace {
-
-using dpem::cli_testing::CountLines;
-using dpem::cli_testing::RunDpem;
-using dpem::cli_testing::RunResult;
-
-// A usage error: exit code 2, nothing on stdout, exactly one line on stderr
-// that contains `mentions`.
-void ExpectUsageError(const std::string& args, const std::string& mentions) {
-  const RunResult r = RunDpem(args);
-  EXPECT_EQ(r.exit_code, 2) << args;
-  EXPECT_TRUE(r.out.empty()) << args << " printed: " << r.out;
-  EXPECT_EQ(CountLines(r.err), 1) << args << " stderr: " << r.err;
-  EXPECT_NE(r.err.find(mentions), std::string::npos) << args << " stderr: " << r.err;
-}
 
 const char* kAccount = "account --mechanism gaussian --compositions 10 --delta 1e-5 ";
 const char* kCalibrate = "calibrate --iterations 10 --components 3 --delta 1e-4 ";
@@ -107,40 +94,40 @@ TEST(CliTest, CalibrateAllComparesEveryAccountant) {
 }
 
 TEST(CliTest, BadNumbersNameTheFlag) {
-  ExpectUsageError(std::string(kCalibrate) + "--epsilon 0", "--epsilon");
-  ExpectUsageError(std::string(kCalibrate) + "--epsilon -1", "--epsilon");
-  ExpectUsageError(std::string(kCalibrate) + "--epsilon nan", "--epsilon");
-  ExpectUsageError(std::string(kCalibrate) + "--epsilon inf", "--epsilon");
-  ExpectUsageError(std::string(kCalibrate) + "--epsilon abc", "--epsilon");
-  ExpectUsageError("calibrate --epsilon 1 --iterations 10 --components 3 --delta 0", "--delta");
-  ExpectUsageError("calibrate --epsilon 1 --iterations 10 --components 3 --delta 1", "--delta");
-  ExpectUsageError("calibrate --epsilon 1 --iterations 10 --components 3 --delta 1.5",
+  ExpectBadInput(std::string(kCalibrate) + "--epsilon 0", "--epsilon");
+  ExpectBadInput(std::string(kCalibrate) + "--epsilon -1", "--epsilon");
+  ExpectBadInput(std::string(kCalibrate) + "--epsilon nan", "--epsilon");
+  ExpectBadInput(std::string(kCalibrate) + "--epsilon inf", "--epsilon");
+  ExpectBadInput(std::string(kCalibrate) + "--epsilon abc", "--epsilon");
+  ExpectBadInput("calibrate --epsilon 1 --iterations 10 --components 3 --delta 0", "--delta");
+  ExpectBadInput("calibrate --epsilon 1 --iterations 10 --components 3 --delta 1", "--delta");
+  ExpectBadInput("calibrate --epsilon 1 --iterations 10 --components 3 --delta 1.5",
                    "--delta");
-  ExpectUsageError("calibrate --epsilon 1 --iterations 0 --components 3 --delta 1e-5",
+  ExpectBadInput("calibrate --epsilon 1 --iterations 0 --components 3 --delta 1e-5",
                    "--iterations");
-  ExpectUsageError("calibrate --epsilon 1 --iterations 10 --components 0 --delta 1e-5",
+  ExpectBadInput("calibrate --epsilon 1 --iterations 10 --components 0 --delta 1e-5",
                    "--components");
-  ExpectUsageError(std::string(kCalibrate) + "--epsilon 1 --scenario GLG", "--scenario");
-  ExpectUsageError(std::string(kAccount) + "--noise-multiplier 0", "--noise-multiplier");
-  ExpectUsageError(std::string(kAccount) + "--noise-multiplier nan", "--noise-multiplier");
-  ExpectUsageError("account --mechanism gaussian --noise-multiplier 1 --compositions 0 "
+  ExpectBadInput(std::string(kCalibrate) + "--epsilon 1 --scenario GLG", "--scenario");
+  ExpectBadInput(std::string(kAccount) + "--noise-multiplier 0", "--noise-multiplier");
+  ExpectBadInput(std::string(kAccount) + "--noise-multiplier nan", "--noise-multiplier");
+  ExpectBadInput("account --mechanism gaussian --noise-multiplier 1 --compositions 0 "
                    "--delta 1e-5", "--compositions");
 }
 
 TEST(CliTest, UnknownNamesListWhatIsAccepted) {
-  ExpectUsageError(std::string(kAccount) + "--noise-multiplier 2 --accountant moments",
+  ExpectBadInput(std::string(kAccount) + "--noise-multiplier 2 --accountant moments",
                    "accepted: linear, advanced, kov, mcdp, zcdp, zcdp-tight, ma, rdp");
-  ExpectUsageError("account --mechanism cauchy --noise-multiplier 1 --compositions 1 "
+  ExpectBadInput("account --mechanism cauchy --noise-multiplier 1 --compositions 1 "
                    "--delta 1e-5", "--mechanism");
-  ExpectUsageError(std::string(kCalibrate) + "--epsilon 1 --accountant bogus", "--accountant");
+  ExpectBadInput(std::string(kCalibrate) + "--epsilon 1 --accountant bogus", "--accountant");
 }
 
 TEST(CliTest, MissingFlagsAndUnknownCommandsAreUsageErrors) {
-  ExpectUsageError("calibrate --epsilon 1 --iterations 10 --components 3", "--delta");
-  ExpectUsageError("account --mechanism gaussian --compositions 3 --delta 1e-5",
+  ExpectBadInput("calibrate --epsilon 1 --iterations 10 --components 3", "--delta");
+  ExpectBadInput("account --mechanism gaussian --compositions 3 --delta 1e-5",
                    "--noise-multiplier");
-  ExpectUsageError("frobnicate", "frobnicate");
-  ExpectUsageError("", "subcommand");
+  ExpectBadInput("frobnicate", "frobnicate");
+  ExpectBadInput("", "subcommand");
 }
 
 TEST(CliTest, HelpExplainsEveryFlag) {
@@ -175,3 +162,4 @@ TEST(CliTest, SeededNoiseIsReproducibleAndSaysSo) {
 }
 
 }  // namespace
+}  // namespace dpem::cli_testing

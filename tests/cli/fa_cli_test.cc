@@ -14,15 +14,10 @@
 
 #include "cli_runner.h"
 
+namespace dpem::cli_testing {
 namespace {
 
 using nlohmann::json;
-using dpem::cli_testing::CountLines;
-using dpem::cli_testing::ReadFile;
-using dpem::cli_testing::RunDpem;
-using dpem::cli_testing::RunResult;
-
-const std::string& Dir() { return dpem::cli_testing::ProcessScratchDir(); }
 
 // A deterministic 60 x 4 data set with two factors (no random generator: the
 // entries are fixed trigonometric values).
@@ -86,7 +81,7 @@ double DenseLogLikelihood(const json& model, const Eigen::MatrixXd& x) {
 
 TEST(FaCliTest, NonPrivateFitScoresAsTheDenseGaussian) {
   const std::string model = Fit("--factors 2 --epsilon inf --iterations 200", "fa_np.json");
-  const json m = json::parse(ReadFile(model));
+  const json m = json::parse(ReadBytes(model));
   EXPECT_EQ(m.at("format"), "dpem-fa");
   EXPECT_FALSE(m.at("privacy").at("private").get<bool>());
   const RunResult r =
@@ -103,7 +98,7 @@ TEST(FaCliTest, PrivateFitRecordsOneReleaseWithinTheBudget) {
       "--factors 1 --epsilon 0.5 --delta 1e-5 --data-norm 3 --data-center 0,0,0,0 --seed 4 "
       "--quiet",
       "fa_p.json");
-  const json privacy = json::parse(ReadFile(model)).at("privacy");
+  const json privacy = json::parse(ReadBytes(model)).at("privacy");
   EXPECT_TRUE(privacy.at("private").get<bool>());
   EXPECT_LE(privacy.at("epsilon").get<double>(), 0.5);
   EXPECT_EQ(privacy.at("releases").size(), 1u);
@@ -160,8 +155,8 @@ TEST(FaCliTest, AReleasedDomainIsComposedIntoTheGuaranteeAndTheModelIsUsable) {
 TEST(FaCliTest, TheEigenvalueRepairIsAnOption) {
   const std::string flags =
       "--factors 1 --epsilon 0.5 --delta 1e-5 --data-norm 3 --seed 4 --quiet --eigenvalue-repair ";
-  const json shift = json::parse(ReadFile(Fit(flags + "shift", "fa_shift.json")));
-  const json floor = json::parse(ReadFile(Fit(flags + "floor", "fa_floor.json")));
+  const json shift = json::parse(ReadBytes(Fit(flags + "shift", "fa_shift.json")));
+  const json floor = json::parse(ReadBytes(Fit(flags + "floor", "fa_floor.json")));
   EXPECT_EQ(shift.at("privacy").at("releases"), floor.at("privacy").at("releases"));
   EXPECT_NE(shift.at("parameters").at("noise_variances"),
             floor.at("parameters").at("noise_variances"));
@@ -173,51 +168,43 @@ TEST(FaCliTest, TransformAndSampleWriteTheRightShapes) {
   RunResult r = RunDpem("transform --model " + model + " --input " + Dir() + "fa_data.csv" +
                         " --output " + z);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::string zs = ReadFile(z);
+  const std::string zs = ReadBytes(z);
   EXPECT_EQ(CountLines(zs), 60);
   EXPECT_EQ(std::count(zs.begin(), zs.begin() + zs.find('\n'), ','), 1);
   const std::string s = Dir() + "fa_s.csv";
   r = RunDpem("sample --model " + model + " -n 7 --seed 2 --output " + s);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::string ss = ReadFile(s);
+  const std::string ss = ReadBytes(s);
   EXPECT_EQ(CountLines(ss), 7);
   EXPECT_EQ(std::count(ss.begin(), ss.begin() + ss.find('\n'), ','), 3);
-}
-
-// Each bad invocation: exit 2, exactly one line on stderr naming the problem.
-void ExpectUsageError(const std::string& args, const std::string& needle) {
-  const RunResult r = RunDpem(args);
-  EXPECT_EQ(r.exit_code, 2) << args;
-  EXPECT_EQ(CountLines(r.err), 1) << r.err;
-  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
 }
 
 TEST(FaCliTest, RejectsBadFlagsAndData) {
   const std::string data = WriteCsv("fa_bad_src.csv", TestData());
   const std::string out = " --output " + Dir() + "fa_bad.json";
   const std::string base = "fit fa --input " + data + out;
-  ExpectUsageError(base + " --factors 5 --epsilon inf", "--factors");
-  ExpectUsageError(base + " --factors 0 --epsilon inf", "--factors");
-  ExpectUsageError(base + " --factors 1 --epsilon 1 --delta 1e-5", "--data-norm");
-  ExpectUsageError(base + " --factors 1 --epsilon -1 --delta 1e-5 --data-norm 1", "--epsilon");
-  ExpectUsageError(base + " --factors 1 --epsilon 1 --delta 2 --data-norm 1", "--delta");
-  ExpectUsageError(base + " --factors 1 --epsilon 1 --delta 1e-5 --data-norm 0", "--data-norm");
-  ExpectUsageError(base + " --factors 1 --epsilon 1 --delta 1e-5 --data-norm 1 "
-                          "--eigenvalue-repair clip",
-                   "--eigenvalue-repair");
-  ExpectUsageError(base + " --factors 1 --epsilon 1 --delta 1e-5 --data-norm 1 --data-center 0,0",
-                   "centre");
+  ExpectBadInputs(
+      base, {{" --factors 5 --epsilon inf", "--factors"},
+             {" --factors 0 --epsilon inf", "--factors"},
+             {" --factors 1 --epsilon 1 --delta 1e-5", "--data-norm"},
+             {" --factors 1 --epsilon -1 --delta 1e-5 --data-norm 1", "--epsilon"},
+             {" --factors 1 --epsilon 1 --delta 2 --data-norm 1", "--delta"},
+             {" --factors 1 --epsilon 1 --delta 1e-5 --data-norm 0", "--data-norm"},
+             {" --factors 1 --epsilon 1 --delta 1e-5 --data-norm 1 --eigenvalue-repair clip",
+              "--eigenvalue-repair"},
+             {" --factors 1 --epsilon 1 --delta 1e-5 --data-norm 1 --data-center 0,0", "centre"}});
   Eigen::MatrixXd nan_data = TestData();
   nan_data(5, 1) = std::nan("");
   const std::string nan_path = WriteCsv("fa_nan.csv", nan_data);
-  ExpectUsageError("fit fa --input " + nan_path + out + " --factors 1 --epsilon inf", "fa_nan");
+  ExpectBadInput("fit fa --input " + nan_path + out + " --factors 1 --epsilon inf", "fa_nan");
   EXPECT_FALSE(std::filesystem::exists(Dir() + "fa_bad.json"));
 }
 
 TEST(FaCliTest, ScoreRejectsDataOfTheWrongWidth) {
   const std::string model = Fit("--factors 1 --epsilon inf --iterations 10", "fa_w.json");
   const std::string narrow = WriteCsv("fa_narrow.csv", TestData().leftCols(3));
-  ExpectUsageError("score --model " + model + " --input " + narrow, "columns");
+  ExpectBadInput("score --model " + model + " --input " + narrow, "columns");
 }
 
 }  // namespace
+}  // namespace dpem::cli_testing

@@ -19,22 +19,11 @@
 
 #include "cli_runner.h"
 
+namespace dpem::cli_testing {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-using dpem::cli_testing::CountLines;
-using dpem::cli_testing::ReadFile;
-using dpem::cli_testing::RunDpem;
-using dpem::cli_testing::RunResult;
-
-void WriteFile(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
-
-// All files of this process live here: CTest runs the cases in parallel processes.
-const std::string& Dir() { return dpem::cli_testing::ProcessScratchDir(); }
 
 std::vector<std::string> Split(const std::string& s, char sep) {
   std::vector<std::string> parts;
@@ -51,49 +40,12 @@ std::vector<double> Fields(const std::string& line) {
   return out;
 }
 
-// Names of leftover temporary files ("<path>.tmp.<pid>") under Dir().
-std::string StrayTemporaries() {
-  std::string found;
-  for (const auto& e : fs::recursive_directory_iterator(Dir())) {
-    const std::string name = e.path().filename().string();
-    if (name.find(".tmp.") != std::string::npos) found += name + " ";
-  }
-  return found;
-}
-
-// A user error: exit code 2, nothing on stdout, exactly one line on stderr
-// containing `mentions`, no file at `output` and no temporary left behind.
-void ExpectBadInput(const std::string& args, const std::string& mentions,
-                    const std::string& output = "") {
-  if (!output.empty()) fs::remove(output);
-  const RunResult r = RunDpem(args);
-  EXPECT_EQ(r.exit_code, 2) << args << " stderr: " << r.err;
-  EXPECT_TRUE(r.out.empty()) << args << " printed: " << r.out;
-  EXPECT_EQ(CountLines(r.err), 1) << args << " stderr: " << r.err;
-  EXPECT_NE(r.err.find(mentions), std::string::npos)
-      << args << "\n stderr: " << r.err << " should mention: " << mentions;
-  if (!output.empty()) EXPECT_FALSE(fs::exists(output)) << args << " wrote " << output;
-  EXPECT_EQ(StrayTemporaries(), "") << args;
-}
-
 constexpr int kN = 300, kK = 3, kJ = 5;
 
 // Test data: three 2-D clusters inside the ball of radius 2.
 std::vector<std::array<double, 2>> MakeData() {
-  std::mt19937_64 rng(20240611);
-  std::normal_distribution<double> noise(0.0, 0.15);
-  const double centers[kK][2] = {{-1.0, 0.0}, {0.8, 0.6}, {0.2, -1.0}};
-  std::vector<std::array<double, 2>> x(kN);
-  for (int i = 0; i < kN; ++i) {
-    x[i] = {centers[i % kK][0] + noise(rng), centers[i % kK][1] + noise(rng)};
-  }
-  return x;
-}
-
-std::string Num(double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.17g", v);
-  return b;
+  const double centres[kK][2] = {{-1.0, 0.0}, {0.8, 0.6}, {0.2, -1.0}};
+  return ThreeClusters(centres, 0.15, 20240611, kN);
 }
 
 std::string NpyBytes(const std::vector<std::array<double, 2>>& x, bool fortran, size_t keep) {
@@ -146,9 +98,9 @@ class GmmCliTest : public ::testing::Test {
       csv += Num(r[0]) + "," + Num(r[1]) + "\n";
       csv3 += Num(r[0]) + "," + Num(r[1]) + ",0.5\n";
     }
-    WriteFile(Dir() + "data.csv", csv);
-    WriteFile(Dir() + "data3.csv", csv3);
-    WriteFile(Dir() + "data.npy", NpyBytes(x, false, std::string::npos));
+    WriteBytes(Dir() + "data.csv", csv);
+    WriteBytes(Dir() + "data3.csv", csv3);
+    WriteBytes(Dir() + "data.npy", NpyBytes(x, false, std::string::npos));
   }
 
   static void TearDownTestSuite() { fs::remove_all(Dir()); }
@@ -162,7 +114,7 @@ class GmmCliTest : public ::testing::Test {
                    " --components 3 --iterations 5 " + extra);
   }
 
-  static json Model(const std::string& name) { return json::parse(ReadFile(Dir() + name)); }
+  static json Model(const std::string& name) { return json::parse(ReadBytes(Dir() + name)); }
 
   // `score --json` on the fit data equals the hand-computed mean log-likelihood.
   static void ExpectScoreMatches(const std::string& name, const std::string& input) {
@@ -265,7 +217,7 @@ TEST_F(GmmCliTest, PredictLabelsAndProbabilities) {
   const RunResult to_file = RunDpem(base + " --output " + Dir() + "labels.csv");
   ASSERT_EQ(to_file.exit_code, 0) << to_file.err;
   EXPECT_TRUE(to_file.out.empty());
-  EXPECT_EQ(Lines(ReadFile(Dir() + "labels.csv")), label_lines);
+  EXPECT_EQ(Lines(ReadBytes(Dir() + "labels.csv")), label_lines);
 }
 
 TEST_F(GmmCliTest, SampleIsReproducibleWithASeed) {
@@ -275,14 +227,14 @@ TEST_F(GmmCliTest, SampleIsReproducibleWithASeed) {
                                 Dir() + out);
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
-  const std::string synth = ReadFile(Dir() + "synth1.csv");
+  const std::string synth = ReadBytes(Dir() + "synth1.csv");
   const auto rows = Lines(synth);
   ASSERT_EQ(rows.size(), 1000u);
   for (const std::string& row : rows) ASSERT_EQ(Fields(row).size(), 2u) << row;
-  EXPECT_EQ(synth, ReadFile(Dir() + "synth2.csv"));
+  EXPECT_EQ(synth, ReadBytes(Dir() + "synth2.csv"));
   ASSERT_EQ(RunDpem("sample --model " + Dir() + "m.json -n 1000 --seed 4 --output " + Dir() +
                     "synth3.csv").exit_code, 0);
-  EXPECT_NE(synth, ReadFile(Dir() + "synth3.csv"));
+  EXPECT_NE(synth, ReadBytes(Dir() + "synth3.csv"));
 }
 
 // A void guarantee: exit 0, a warning line on stderr, guarantee_void in the model.
@@ -333,7 +285,7 @@ TEST_F(GmmCliTest, InvalidDataFilesNameTheFile) {
       {"data.txt", good}};
   for (const auto& [name, bytes] : cases) {
     const std::string input = Dir() + name;
-    WriteFile(input, bytes);
+    WriteBytes(input, bytes);
     const std::string out = Dir() + "bad_model.json";
     ExpectBadInput("fit gmm --input " + input + " --output " + out +
                        " --components 1 --iterations 2 --epsilon inf", input, out);
@@ -400,16 +352,16 @@ TEST_F(GmmCliTest, BadModelFilesAreRefused) {
   const std::string input = " --input " + Data();
   const std::string missing = Dir() + "absent.json";
   ExpectBadInput("score --model " + missing + input, missing);
-  WriteFile(Dir() + "text.json", "this is not { json");
+  WriteBytes(Dir() + "text.json", "this is not { json");
   ExpectBadInput("score --model " + Dir() + "text.json" + input, "text.json");
   json model = Model("m.json");
   model.at("parameters").erase("weights");
-  WriteFile(Dir() + "noweights.json", model.dump());
+  WriteBytes(Dir() + "noweights.json", model.dump());
   ExpectBadInput("score --model " + Dir() + "noweights.json" + input, "weights");
   ExpectBadInput("predict --model " + Dir() + "noweights.json" + input, "noweights.json");
   model = Model("m.json");
   model.at("parameters").at("covariances")[0] = json::parse("[[1.0, 2.0], [2.0, 1.0]]");
-  WriteFile(Dir() + "notpd.json", model.dump());
+  WriteBytes(Dir() + "notpd.json", model.dump());
   ExpectBadInput("score --model " + Dir() + "notpd.json" + input, "notpd.json");
   ExpectBadInput("sample -n 10 --model " + Dir() + "notpd.json --output " + Dir() + "s.csv",
                  "notpd.json", Dir() + "s.csv");
@@ -442,7 +394,7 @@ TEST_F(GmmCliTest, ModelWithOverflowingMeansGivesNoNaN) {
   ASSERT_EQ(Fit("m.json", private_).exit_code, 0);
   json model = Model("m.json");
   for (json& mean : model.at("parameters").at("means")) mean = json::array({1e300, 1e300});
-  WriteFile(Dir() + "far.json", model.dump());
+  WriteBytes(Dir() + "far.json", model.dump());
   const RunResult r = RunDpem("score --json --model " + Dir() + "far.json --input " + Data());
   EXPECT_TRUE(r.exit_code == 2 || json::parse(r.out).at("mean_log_likelihood").is_number())
       << r.out;
@@ -451,3 +403,4 @@ TEST_F(GmmCliTest, ModelWithOverflowingMeansGivesNoNaN) {
 }
 
 }  // namespace
+}  // namespace dpem::cli_testing

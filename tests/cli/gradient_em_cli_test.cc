@@ -13,16 +13,11 @@
 
 #include "cli_runner.h"
 
+namespace dpem::cli_testing {
 namespace {
 
 namespace fs = std::filesystem;
-using dpem::cli_testing::CountLines;
-using dpem::cli_testing::ReadFile;
-using dpem::cli_testing::RunDpem;
-using dpem::cli_testing::RunResult;
 using nlohmann::json;
-
-const std::string& Dir() { return dpem::cli_testing::ProcessScratchDir(); }
 
 int CsvColumns(const std::string& path) {
   std::ifstream in(path);
@@ -31,14 +26,6 @@ int CsvColumns(const std::string& path) {
   int commas = 0;
   for (char c : line) commas += c == ',';
   return commas + 1;
-}
-
-void ExpectBadInput(const std::string& args, const std::string& mentions) {
-  const RunResult r = RunDpem(args);
-  EXPECT_EQ(r.exit_code, 2) << args << " stderr: " << r.err;
-  EXPECT_TRUE(r.out.empty()) << args << " printed: " << r.out;
-  EXPECT_EQ(CountLines(r.err), 1) << args << " stderr: " << r.err;
-  EXPECT_NE(r.err.find(mentions), std::string::npos) << args << " stderr: " << r.err;
 }
 
 std::string Generate(const std::string& model, int n, int d, const std::string& extra = "") {
@@ -58,15 +45,15 @@ TEST(GenerateCliTest, WritesDataInTheDocumentedLayoutAndTheTruth) {
   EXPECT_EQ(CsvColumns(mrm), 4);
   const std::string rmc = Generate("rmc", 50, 3, "--missing-prob 0.2");
   EXPECT_EQ(CsvColumns(rmc), 7);
-  const json truth = json::parse(ReadFile(Dir() + "rmc.json"));
+  const json truth = json::parse(ReadBytes(Dir() + "rmc.json"));
   ASSERT_EQ(truth["beta"].size(), 3u);
   double norm2 = 0.0;
   for (double b : truth["beta"]) norm2 += b * b;
   EXPECT_NEAR(std::sqrt(norm2), 3.0 * truth["sigma"].get<double>(), 1e-12);
   // Same seed, same bytes.
-  const std::string first = ReadFile(gmm);
+  const std::string first = ReadBytes(gmm);
   Generate("gmm", 50, 3);
-  EXPECT_EQ(ReadFile(gmm), first);
+  EXPECT_EQ(ReadBytes(gmm), first);
 }
 
 TEST(FitGradientEmCliTest, PrivateFitPrintsBetaAndItsLedger) {
@@ -120,18 +107,18 @@ TEST(FitGradientEmCliTest, EveryMethodRuns) {
 TEST(FitGradientEmCliTest, BadFlagsAndInputEndInOneLineAndExitTwo) {
   const std::string gmm = Generate("gmm", 100, 2);
   const std::string fit = "fit gradient-em --model gmm --input " + gmm + " --iterations 3 ";
-  ExpectBadInput(fit + "--sigma 1 --epsilon 1 --delta 1e-3", "--tau");
-  ExpectBadInput(fit + "--sigma 1 --method clipped --epsilon 1 --delta 1e-3", "--clip");
-  ExpectBadInput(fit + "--sigma 1 --tau 1 --delta 1e-3", "--epsilon");
-  ExpectBadInput(fit + "--sigma 1 --tau 1 --epsilon 1", "--delta");
-  ExpectBadInput(fit + "--sigma 1 --tau 1 --epsilon -1 --delta 1e-3", "--epsilon");
-  ExpectBadInput(fit + "--sigma 1 --tau 1 --epsilon 1 --delta 1.5", "--delta");
-  ExpectBadInput(fit + "--tau 1 --epsilon 1 --delta 1e-3", "--sigma");
-  ExpectBadInput(fit + "--sigma 1 --tau 1 --epsilon 1 --delta 1e-3 --method nope", "--method");
-  ExpectBadInput(fit + "--sigma 1 --tau 1 --epsilon 1 --delta 1e-3 --calibration x",
-                 "--calibration");
-  ExpectBadInput(fit + "--sigma 1 --tau 1 --epsilon 1 --delta 1e-3 --init 1,2,3", "d = 2");
-  ExpectBadInput(fit + "--sigma 1 --method nonprivate --epsilon 1", "nonprivate");
+  ExpectBadInputs(fit, {{"--sigma 1 --epsilon 1 --delta 1e-3", "--tau"},
+                        {"--sigma 1 --method clipped --epsilon 1 --delta 1e-3", "--clip"},
+                        {"--sigma 1 --tau 1 --delta 1e-3", "--epsilon"},
+                        {"--sigma 1 --tau 1 --epsilon 1", "--delta"},
+                        {"--sigma 1 --tau 1 --epsilon -1 --delta 1e-3", "--epsilon"},
+                        {"--sigma 1 --tau 1 --epsilon 1 --delta 1.5", "--delta"},
+                        {"--tau 1 --epsilon 1 --delta 1e-3", "--sigma"},
+                        {"--sigma 1 --tau 1 --epsilon 1 --delta 1e-3 --method nope", "--method"},
+                        {"--sigma 1 --tau 1 --epsilon 1 --delta 1e-3 --calibration x",
+                         "--calibration"},
+                        {"--sigma 1 --tau 1 --epsilon 1 --delta 1e-3 --init 1,2,3", "d = 2"},
+                        {"--sigma 1 --method nonprivate --epsilon 1", "nonprivate"}});
   ExpectBadInput("fit gradient-em --model xyz --input " + gmm + " --iterations 3 --sigma 1",
                  "--model");
   ExpectBadInput("fit gradient-em --model gmm --method dp-em --input " + gmm +
@@ -159,3 +146,4 @@ TEST(FitGradientEmCliTest, BadFlagsAndInputEndInOneLineAndExitTwo) {
 }
 
 }  // namespace
+}  // namespace dpem::cli_testing

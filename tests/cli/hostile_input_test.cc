@@ -172,8 +172,8 @@ Outcome RunCase(const std::vector<std::string>& args, const std::string& dir) {
   }
   if (WIFSIGNALED(status)) o.signal = WTERMSIG(status);
   if (WIFEXITED(status)) o.exit_code = WEXITSTATUS(status);
-  o.out = dpem::cli_testing::ReadFile(out_path);
-  o.err = dpem::cli_testing::ReadFile(err_path);
+  o.out = dpem::cli_testing::ReadBytes(out_path);
+  o.err = dpem::cli_testing::ReadBytes(err_path);
   return o;
 }
 
@@ -219,7 +219,7 @@ class HostileInputTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(HostileInputTest, RefusedCleanly) {
   const Case& c = GetParam();
-  const std::string scratch = dpem::cli_testing::ProcessScratchDir() + SafeName(c.name) + "/";
+  const std::string scratch = dpem::cli_testing::Dir() + SafeName(c.name) + "/";
   fs::remove_all(scratch);
   for (const char* d : {"adir.csv", "adir.npy", "outdir"}) fs::create_directories(scratch + d);
   // Not regular files: endless (/dev/zero) and blocking (a FIFO) inputs.

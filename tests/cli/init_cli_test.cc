@@ -12,17 +12,11 @@
 
 #include "cli_runner.h"
 
+namespace dpem::cli_testing {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-using dpem::cli_testing::CountLines;
-using dpem::cli_testing::ReadFile;
-using dpem::cli_testing::RunDpem;
-using dpem::cli_testing::RunResult;
-
-const std::string& Dir() { return dpem::cli_testing::ProcessScratchDir(); }
 
 class InitCliTest : public ::testing::Test {
  protected:
@@ -46,14 +40,11 @@ class InitCliTest : public ::testing::Test {
                    "out.json --components 3 --iterations 5 --seed 3 --quiet " + extra);
   }
   static std::string RecordedInit() {
-    return json::parse(ReadFile(Dir() + "out.json")).at("init").get<std::string>();
+    return json::parse(ReadBytes(Dir() + "out.json")).at("init").get<std::string>();
   }
-  // Exit 2, one stderr line mentioning `mentions`, no model written.
+  // A user error (ExpectUserError) mentioning `mentions`, no model written.
   static void ExpectRefused(const RunResult& r, const std::string& mentions) {
-    EXPECT_EQ(r.exit_code, 2) << r.err;
-    EXPECT_EQ(CountLines(r.err), 1) << r.err;
-    EXPECT_NE(r.err.find(mentions), std::string::npos) << r.err;
-    EXPECT_FALSE(fs::exists(Dir() + "out.json"));
+    ExpectUserError(r, "the fit", mentions, Dir() + "out.json");
   }
 
   const std::string private_ = "--epsilon 1 --delta 1e-5 --data-norm 2 ";
@@ -78,7 +69,7 @@ TEST_F(InitCliTest, IterationsDefaultByTheStart) {
                    "out.json --components 3 --seed 3 --quiet " + extra);
   };
   const auto iterations = [] {
-    return json::parse(ReadFile(Dir() + "out.json")).at("iterations").get<int>();
+    return json::parse(ReadBytes(Dir() + "out.json")).at("iterations").get<int>();
   };
   for (const std::string model : {"gmm", "kmeans --method cdp-gauss"}) {
     ASSERT_EQ(run(model, private_).exit_code, 0) << model;
@@ -120,3 +111,4 @@ TEST_F(InitCliTest, KmeansDefaultSeedingFollowsPrivacy) {
 }
 
 }  // namespace
+}  // namespace dpem::cli_testing

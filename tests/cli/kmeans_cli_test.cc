@@ -17,36 +17,18 @@
 
 #include "cli_runner.h"
 
+namespace dpem::cli_testing {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-using dpem::cli_testing::CountLines;
-using dpem::cli_testing::ReadFile;
-using dpem::cli_testing::RunDpem;
-using dpem::cli_testing::RunResult;
-
-const std::string& Dir() { return dpem::cli_testing::ProcessScratchDir(); }
-
 constexpr int kN = 300, kK = 3, kJ = 5;
 
 // Three 2-D clusters around (10, -20), inside the ball of radius 3 there.
 std::vector<std::array<double, 2>> MakeData() {
-  std::mt19937_64 rng(7);
-  std::normal_distribution<double> noise(0.0, 0.2);
-  const double centers[kK][2] = {{8.5, -20.0}, {11.0, -19.0}, {10.0, -22.0}};
-  std::vector<std::array<double, 2>> x(kN);
-  for (int i = 0; i < kN; ++i) {
-    x[i] = {centers[i % kK][0] + noise(rng), centers[i % kK][1] + noise(rng)};
-  }
-  return x;
-}
-
-std::string Num(double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.17g", v);
-  return b;
+  const double centres[kK][2] = {{8.5, -20.0}, {11.0, -19.0}, {10.0, -22.0}};
+  return ThreeClusters(centres, 0.2, 7, kN);
 }
 
 // Brute-force nearest centre and NICV from the model file's centres.
@@ -79,20 +61,7 @@ class KmeansCliTest : public ::testing::Test {
     return RunDpem("fit kmeans --input " + Dir() + "data.csv --output " + Dir() + name +
                    " --components 3 --iterations 5 " + extra);
   }
-  static json Model(const std::string& name) { return json::parse(ReadFile(Dir() + name)); }
-
-  static void ExpectBadInput(const std::string& args, const std::string& mentions,
-                             const std::string& output = "") {
-    if (!output.empty()) fs::remove(output);
-    const RunResult r = RunDpem(args);
-    EXPECT_EQ(r.exit_code, 2) << args << " stderr: " << r.err;
-    EXPECT_TRUE(r.out.empty()) << args << " printed: " << r.out;
-    EXPECT_EQ(CountLines(r.err), 1) << args << " stderr: " << r.err;
-    EXPECT_NE(r.err.find(mentions), std::string::npos) << args << "\n stderr: " << r.err;
-    if (!output.empty()) {
-      EXPECT_FALSE(fs::exists(output)) << args;
-    }
-  }
+  static json Model(const std::string& name) { return json::parse(ReadBytes(Dir() + name)); }
 
   const std::string domain_ = "--data-norm 3 --data-center 10,-20 --seed 5 --quiet ";
 };
@@ -200,3 +169,4 @@ TEST_F(KmeansCliTest, BadInputIsOneLineAndExitTwo) {
 }
 
 }  // namespace
+}  // namespace dpem::cli_testing

@@ -15,17 +15,12 @@
 #include "cli_runner.h"
 #include "testing/void_reasons.h"
 
+namespace dpem::cli_testing {
 namespace {
 
 namespace fs = std::filesystem;
-using dpem::cli_testing::CountLines;
-using dpem::cli_testing::ReadFile;
-using dpem::cli_testing::RunDpem;
-using dpem::cli_testing::RunResult;
-using dpem::test_support::IsSeededGeneratorReason;
+using test_support::IsSeededGeneratorReason;
 using nlohmann::json;
-
-const std::string& Dir() { return dpem::cli_testing::ProcessScratchDir(); }
 
 // 300 deterministic 2-D records in three clusters, inside the ball of radius 3.
 std::string Data() {
@@ -70,7 +65,7 @@ void ExpectNotVoid(const std::string& what, const RunResult& r, const json& priv
 
 // A model file's privacy block ({} if it was not written).
 json Privacy(const std::string& model) {
-  const json m = json::parse(ReadFile(model), nullptr, false);
+  const json m = json::parse(ReadBytes(model), nullptr, false);
   return m.is_object() && m.contains("privacy") ? m.at("privacy") : json::object();
 }
 
@@ -160,3 +155,4 @@ TEST(SeededFitCliTest, ASeededPrivateFitIsStillCharged) {
 }
 
 }  // namespace
+}  // namespace dpem::cli_testing

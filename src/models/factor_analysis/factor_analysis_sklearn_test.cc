@@ -4,31 +4,21 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "dpem/models/factor_analysis/factor_analysis.h"
+#include "testing/json_reference.h"
 
 namespace dpem {
 namespace {
 
 using nlohmann::json;
 
-json LoadReference() {
-  std::ifstream in(DPEM_SKLEARN_FA_REFERENCE);
-  EXPECT_TRUE(in.good()) << "cannot open " << DPEM_SKLEARN_FA_REFERENCE;
-  return json::parse(in, nullptr, /*allow_exceptions=*/false);
-}
+using test_support::JsonToMatrix;
 
-Eigen::MatrixXd ToMatrix(const json& rows) {
-  Eigen::MatrixXd m(rows.size(), rows.empty() ? 0 : rows[0].size());
-  for (size_t i = 0; i < rows.size(); ++i) {
-    for (size_t j = 0; j < rows[i].size(); ++j) m(i, j) = rows[i][j].get<double>();
-  }
-  return m;
-}
+json LoadReference() { return test_support::LoadJsonReference(DPEM_SKLEARN_FA_REFERENCE); }
 
 TEST(FaSklearnTest, NonPrivateFitReachesSklearnsLogLikelihood) {
   const json ref = LoadReference();
@@ -36,7 +26,7 @@ TEST(FaSklearnTest, NonPrivateFitReachesSklearnsLogLikelihood) {
   ASSERT_EQ(ref.at("cases").size(), 3u);
   for (const json& c : ref.at("cases")) {
     SCOPED_TRACE(c.at("name").get<std::string>());
-    const DataMatrix x = ToMatrix(c.at("x"));
+    const DataMatrix x = JsonToMatrix(c.at("x"));
     FaFitOptions o;
     o.em.factors = c.at("factors").get<int>();
     o.em.iterations = 5000;
@@ -53,7 +43,7 @@ TEST(FaSklearnTest, NonPrivateFitReachesSklearnsLogLikelihood) {
     // The fitted covariances agree too (the likelihood's maximiser).
     const Eigen::MatrixXd cov = fit->parameters.loadings * fit->parameters.loadings.transpose() +
                                 Eigen::MatrixXd(fit->parameters.noise_variances.asDiagonal());
-    const Eigen::MatrixXd expected_cov = ToMatrix(c.at("covariance"));
+    const Eigen::MatrixXd expected_cov = JsonToMatrix(c.at("covariance"));
     EXPECT_LT((cov - expected_cov).cwiseAbs().maxCoeff() / expected_cov.cwiseAbs().maxCoeff(),
               1e-2);
   }

@@ -17,6 +17,7 @@
 #include "dpem/accounting/accountant.h"
 #include "dpem/accounting/analytic_gaussian.h"
 #include "dpem/random/samplers.h"
+#include "testing/seeded_draws.h"
 #include "testing/void_reasons.h"
 
 namespace dpem {
@@ -33,10 +34,7 @@ FaParameters TestModel() {
 }
 
 DataMatrix Draw(const FaParameters& p, Eigen::Index n, std::uint64_t seed) {
-  Generator gen = Generator::FromSeed(seed);
-  StatusOr<DataMatrix> x = FaSample(p, n, gen);
-  EXPECT_TRUE(x.ok()) << x.status().ToString();
-  return *x;
+  return test_support::SeededDraw(FaSample, p, n, seed);
 }
 
 Eigen::MatrixXd Covariance(const FaParameters& p) {

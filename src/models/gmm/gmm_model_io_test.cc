@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dpem/random/samplers.h"
+#include "testing/fit_options.h"
 
 namespace dpem {
 namespace {
@@ -19,12 +20,9 @@ GmmFit PrivateFit(std::uint64_t seed) {
     x(i, 0) = 3.0 + 0.5 * SampleStandardNormal(data_gen) + (i % 2 ? 1.0 : -1.0);
     x(i, 1) = -2.0 + 0.5 * SampleStandardNormal(data_gen);
   }
-  GmmFitOptions o;
-  o.components = 2;
-  o.iterations = 3;
-  o.epsilon = 2.0;
-  o.delta = 1e-5;
-  o.domain.data_norm = 4.0;
+  GmmFitOptions o = test_support::MakeGmmOptions(/*components=*/2, /*iterations=*/3,
+                                                 /*epsilon=*/2.0, /*delta=*/1e-5,
+                                                 /*data_norm=*/4.0);
   o.domain.center = Eigen::Vector2d(3.0, -2.0);
   Generator gen = Generator::FromSeed(seed);
   return FitGmm(x, o, gen).value();

@@ -4,13 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "dpem/models/gmm/gmm.h"
+#include "testing/json_reference.h"
 
 namespace dpem {
 namespace {
@@ -19,27 +19,17 @@ using nlohmann::json;
 
 constexpr double kRelativeTolerance = 1e-6;
 
-json LoadReference() {
-  std::ifstream in(DPEM_SKLEARN_REFERENCE);
-  EXPECT_TRUE(in.good()) << "cannot open " << DPEM_SKLEARN_REFERENCE;
-  return json::parse(in, nullptr, /*allow_exceptions=*/false);
-}
+using test_support::JsonToMatrix;
 
-Eigen::MatrixXd ToMatrix(const json& rows) {
-  Eigen::MatrixXd m(rows.size(), rows.empty() ? 0 : rows[0].size());
-  for (size_t i = 0; i < rows.size(); ++i) {
-    for (size_t j = 0; j < rows[i].size(); ++j) m(i, j) = rows[i][j].get<double>();
-  }
-  return m;
-}
+json LoadReference() { return test_support::LoadJsonReference(DPEM_SKLEARN_REFERENCE); }
 
 GmmParameters ToParameters(const json& j, CovarianceType type) {
   GmmParameters p;
   p.type = type;
   const std::vector<double> w = j.at("weights").get<std::vector<double>>();
   p.weights = Eigen::Map<const Eigen::VectorXd>(w.data(), w.size());
-  p.means = ToMatrix(j.at("means"));
-  for (const json& c : j.at("covariances")) p.covariances.push_back(ToMatrix(c));
+  p.means = JsonToMatrix(j.at("means"));
+  for (const json& c : j.at("covariances")) p.covariances.push_back(JsonToMatrix(c));
   return p;
 }
 
@@ -68,7 +58,7 @@ GmmParameters RunEm(GmmParameters params, const DataMatrix& x, int iterations,
 TEST(GmmSklearnTest, EmMatchesGaussianMixtureForEveryCovarianceType) {
   const json ref = LoadReference();
   ASSERT_FALSE(ref.is_discarded()) << "reference JSON does not parse";
-  const DataMatrix x = ToMatrix(ref.at("data"));
+  const DataMatrix x = JsonToMatrix(ref.at("data"));
   const double reg_covar = ref.at("reg_covar").get<double>();
   ASSERT_EQ(ref.at("cases").size(), 3u);
   for (const json& c : ref.at("cases")) {

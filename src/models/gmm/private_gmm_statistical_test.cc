@@ -18,6 +18,7 @@
 #include "dpem/mechanisms/joint_release.h"
 #include "dpem/models/gmm/private_gmm.h"
 #include "dpem/random/samplers.h"
+#include "testing/fit_options.h"
 
 namespace dpem {
 namespace {
@@ -48,17 +49,22 @@ double StdDev(const std::vector<double>& v) {
 // relative: 5 / sqrt(2 (n - 1)) = 9.1% for n = 1500.
 double Tolerance() { return 5.0 / std::sqrt(2.0 * (kFits - 1)); }
 
+// One full-covariance component, one iteration by `mechanisms` from the
+// random start (so the ledger holds that iteration's releases only), at
+// epsilon = 8: small noise, so floors and clamps never engage.
+GmmFitOptions OneIterationOptions(GmmMechanisms mechanisms) {
+  GmmFitOptions o = test_support::MakeGmmOptions(/*components=*/1, /*iterations=*/1,
+                                                 /*epsilon=*/8.0, /*delta=*/1e-5,
+                                                 /*data_norm=*/2.0);
+  o.covariance = CovarianceType::kFull;
+  o.mechanisms = mechanisms;
+  o.init = GmmInit::kRandom;
+  return o;
+}
+
 TEST(PrivateGmmStatisticalTest, FittedParametersVaryByTheLedgersNoiseScales) {
   const DataMatrix x = CentredData();
-  GmmFitOptions o;
-  o.components = 1;
-  o.iterations = 1;
-  o.epsilon = 8.0;  // Small noise, so floors and clamps never engage.
-  o.delta = 1e-5;
-  o.domain.data_norm = 2.0;
-  o.covariance = CovarianceType::kFull;
-  o.mechanisms = GmmMechanisms::kGgg;
-  o.init = GmmInit::kRandom;  // One iteration's releases only.
+  const GmmFitOptions o = OneIterationOptions(GmmMechanisms::kGgg);
   std::vector<double> mean0, cov00, cov01;
   double sums_scale = 0, second_scale = 0;
   for (int f = 0; f < kFits; ++f) {
@@ -93,15 +99,7 @@ namespace {
 // carry 1/sqrt(2) of the diagonal's noise (the sqrt(2)-scaled upper triangle).
 TEST(PrivateGmmStatisticalTest, JointReleaseBlocksHaveTheirScales) {
   const DataMatrix x = CentredData();
-  GmmFitOptions o;
-  o.components = 1;
-  o.iterations = 1;
-  o.epsilon = 8.0;
-  o.delta = 1e-5;
-  o.domain.data_norm = 2.0;
-  o.covariance = CovarianceType::kFull;
-  o.mechanisms = GmmMechanisms::kJoint;
-  o.init = GmmInit::kRandom;  // One iteration's release only.
+  const GmmFitOptions o = OneIterationOptions(GmmMechanisms::kJoint);
   const JointNoiseScales split = DefaultJointNoiseSplit(CovarianceType::kFull, 2, 1);
   std::vector<double> mean0, cov00, cov01;
   double sigma = 0;

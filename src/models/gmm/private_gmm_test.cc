@@ -12,6 +12,7 @@
 #include "dpem/mechanisms/unsafe_paper_mechanisms.h"
 #include "dpem/mechanisms/joint_release.h"
 #include "dpem/random/samplers.h"
+#include "testing/fit_options.h"
 #include "testing/void_reasons.h"
 
 namespace dpem {
@@ -36,17 +37,19 @@ DataMatrix ThreeClusters(Eigen::Index n, std::uint64_t seed) {
 }
 
 GmmFitOptions PrivateOptions(int k, int j) {
-  GmmFitOptions o;
-  o.components = k;
-  o.iterations = j;
-  o.epsilon = 1.0;
-  o.delta = 1e-5;
-  o.domain.data_norm = 1.0;
+  GmmFitOptions o = test_support::MakeGmmOptions(k, j, /*epsilon=*/1.0, /*delta=*/1e-5,
+                                                 /*data_norm=*/1.0);
   o.mechanisms = GmmMechanisms::kGgg;  // Tests of the papers' scenario; joint below.
   // The papers' start: these tests count and compare the iterations'
   // releases; the private start has its own tests (private_start_test).
   o.init = GmmInit::kRandom;
   return o;
+}
+
+// The code of Validate for `o` with the papers' unsafe mechanisms asked for.
+StatusCode ValidateWithUnsafeMechanisms(GmmFitOptions o) {
+  o.unsafe_paper_mechanisms = true;
+  return o.Validate().code();
 }
 
 GmmFit MustFit(const DataMatrix& x, const GmmFitOptions& o, std::uint64_t seed) {
@@ -153,10 +156,9 @@ TEST(PrivateGmmTest, JointMechanismMakesOneReleasePerIteration) {
       EXPECT_GE(fit.guarantee.epsilon, 0.99);
     }
   }
-  GmmFitOptions unsafe = PrivateOptions(3, 4);
-  unsafe.mechanisms = GmmMechanisms::kJoint;
-  unsafe.unsafe_paper_mechanisms = true;
-  EXPECT_EQ(unsafe.Validate().code(), StatusCode::kInvalidArgument);
+  GmmFitOptions joint = PrivateOptions(3, 4);
+  joint.mechanisms = GmmMechanisms::kJoint;
+  EXPECT_EQ(ValidateWithUnsafeMechanisms(joint), StatusCode::kInvalidArgument);
 }
 
 TEST(PrivateGmmTest, JointNeedsLessNoiseThanGggAtTheSameBudget) {
@@ -333,8 +335,7 @@ TEST(PrivateGmmTest, UnsafePaperMechanismsVoidTheGuarantee) {
   }
   GmmFitOptions diag = PrivateOptions(2, 2);
   diag.covariance = CovarianceType::kDiagonal;
-  diag.unsafe_paper_mechanisms = true;
-  EXPECT_EQ(diag.Validate().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ValidateWithUnsafeMechanisms(diag), StatusCode::kInvalidArgument);
 }
 
 TEST(PrivateGmmTest, RefusesBadOptionsAndData) {

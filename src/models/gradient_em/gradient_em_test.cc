@@ -1,132 +1,33 @@
-// Tests of DP gradient EM (wang-dp-gradient-em): the gradients against
-// derivations done here (finite differences of q, the complete-data case),
-// self-consistency of the population gradient at beta*, the releases and the
-// calibration, the noise's empirical scale, and the generators.
+// Tests of DP gradient EM's fits (wang-dp-gradient-em): the releases and the
+// calibration, the noise's empirical scale, the options and the guarantee
+// (the gradients and the generators: gradient_em_gradients_test.cc).
 #include "dpem/models/gradient_em/gradient_em.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
 
 #include "dpem/accounting/accountant.h"
 #include "dpem/data/generators.h"
+#include "testing/fit_options.h"
+#include "testing/gradient_em_data.h"
 #include "testing/void_reasons.h"
 
 namespace dpem {
 namespace {
 
+using test_support::MakeGradientEmData;
+
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-GeneratedData Make(GradientEmModel model, Eigen::Index n, Eigen::Index d, double pm,
-                   std::uint64_t seed) {
-  GeneratorOptions o;
-  o.model = model;
-  o.n = n;
-  o.d = d;
-  o.snr = 3.0;
-  o.sigma = 1.0;
-  o.missing_prob = pm;
-  Generator gen = Generator::FromSeed(seed);
-  return *GenerateGradientEmData(o, gen);
-}
-
-// GMM: q(beta; beta') = -(w ||y - beta||^2 + (1 - w) ||y + beta||^2) / 2 with
-// w = 1 / (1 + exp(-2 <beta', y> / sigma^2)); its gradient in beta at
-// beta = beta' by central differences.
-TEST(GradientEmGradientsTest, GmmMatchesFiniteDifferencesOfQ) {
-  const GeneratedData g = Make(GradientEmModel::kGmm, 5, 3, 0.0, 1);
-  Eigen::VectorXd beta(3);
-  beta << 0.4, -1.2, 2.0;
-  const double sigma = 1.3;
-  const DataMatrix grad = *PerRecordGradients(g.data, beta, sigma);
-  for (Eigen::Index i = 0; i < 5; ++i) {
-    const Eigen::VectorXd y = g.data.x.row(i).transpose();
-    const double w = 1.0 / (1.0 + std::exp(-2.0 * beta.dot(y) / (sigma * sigma)));
-    auto q = [&](const Eigen::VectorXd& b) {
-      return -0.5 * (w * (y - b).squaredNorm() + (1 - w) * (y + b).squaredNorm());
-    };
-    for (int j = 0; j < 3; ++j) {
-      const double h = 1e-5;
-      Eigen::VectorXd e = Eigen::VectorXd::Unit(3, j) * h;
-      EXPECT_NEAR(grad(i, j), (q(beta + e) - q(beta - e)) / (2 * h), 1e-7);
-    }
-  }
-}
-
-// MRM: q = -(w (y - <x, b>)^2 + (1 - w)(y + <x, b>)^2) / 2,
-// w = 1 / (1 + exp(-2 y <beta', x> / sigma^2)).
-TEST(GradientEmGradientsTest, MrmMatchesFiniteDifferencesOfQ) {
-  const GeneratedData g = Make(GradientEmModel::kMrm, 5, 3, 0.0, 2);
-  Eigen::VectorXd beta(3);
-  beta << 1.0, 0.5, -0.7;
-  const DataMatrix grad = *PerRecordGradients(g.data, beta, 0.8);
-  for (Eigen::Index i = 0; i < 5; ++i) {
-    const Eigen::VectorXd x = g.data.x.row(i).transpose();
-    const double y = g.data.y(i);
-    const double w = 1.0 / (1.0 + std::exp(-2.0 * y * beta.dot(x) / 0.64));
-    auto q = [&](const Eigen::VectorXd& b) {
-      return -0.5 * (w * std::pow(y - x.dot(b), 2) + (1 - w) * std::pow(y + x.dot(b), 2));
-    };
-    for (int j = 0; j < 3; ++j) {
-      const double h = 1e-5;
-      Eigen::VectorXd e = Eigen::VectorXd::Unit(3, j) * h;
-      EXPECT_NEAR(grad(i, j), (q(beta + e) - q(beta - e)) / (2 * h), 1e-6);
-    }
-  }
-}
-
-// RMC with nothing missing is linear regression: grad = y x - x x^T beta.
-TEST(GradientEmGradientsTest, RmcWithoutMissingIsLeastSquares) {
-  const GeneratedData g = Make(GradientEmModel::kRmc, 6, 4, 0.0, 3);
-  Eigen::VectorXd beta = Eigen::VectorXd::LinSpaced(4, -1.0, 2.0);
-  const DataMatrix grad = *PerRecordGradients(g.data, beta, 1.0);
-  for (Eigen::Index i = 0; i < 6; ++i) {
-    const Eigen::VectorXd x = g.data.x.row(i).transpose();
-    const Eigen::VectorXd expected = g.data.y(i) * x - x * x.dot(beta);
-    EXPECT_LT((grad.row(i).transpose() - expected).norm(), 1e-12);
-  }
-}
-
-// Self-consistency (Definition 1): the population gradient vanishes at beta*
-// and not elsewhere. Means over 100k records, within 5 standard errors.
-void ExpectSelfConsistent(GradientEmModel model, double pm, std::uint64_t seed) {
-  const GeneratedData g = Make(model, 100000, 3, pm, seed);
-  for (double shrink : {1.0, 0.7}) {
-    const DataMatrix grad = *PerRecordGradients(g.data, shrink * g.beta, g.sigma);
-    const Eigen::VectorXd mean = grad.colwise().mean().transpose();
-    const Eigen::VectorXd sd =
-        ((grad.rowwise() - mean.transpose()).array().square().colwise().sum() / 1e5)
-            .sqrt()
-            .transpose();
-    const Eigen::VectorXd z = mean.cwiseQuotient(sd / std::sqrt(1e5));
-    if (shrink == 1.0) {
-      EXPECT_LT(z.cwiseAbs().maxCoeff(), 5.0) << GradientEmModelName(model) << " mean " << mean.transpose();
-    } else {
-      EXPECT_GT(z.cwiseAbs().maxCoeff(), 10.0) << GradientEmModelName(model);
-    }
-  }
-}
-
-TEST(GradientEmGradientsTest, PopulationGradientVanishesAtTruth) {
-  ExpectSelfConsistent(GradientEmModel::kGmm, 0.0, 11);
-  ExpectSelfConsistent(GradientEmModel::kMrm, 0.0, 12);
-  ExpectSelfConsistent(GradientEmModel::kRmc, 0.3, 13);
-}
-
 GradientEmOptions PrivateOptions(GradientEmMethod method, int t) {
-  GradientEmOptions o;
-  o.method = method;
-  o.iterations = t;
-  o.sigma = 1.0;
-  o.epsilon = 0.5;
-  o.delta = 1e-4;
-  o.tau = 10.0;
-  o.clip = 1.0;
-  return o;
+  return test_support::MakeGradientEmOptions(method, t, /*epsilon=*/0.5, /*delta=*/1e-4,
+                                             /*tau=*/10.0, /*clip=*/1.0);
 }
 
 // A release whose discrete grid cannot be formed (a clip so small that the
@@ -134,7 +35,7 @@ GradientEmOptions PrivateOptions(GradientEmMethod method, int t) {
 // the fit's generator: CheckRelease runs on public values before the data
 // is read (review finding: it used to fail after the first pass).
 TEST(GradientEmFitTest, AnUnplannableReleaseFailsBeforeTheFitDrawsAnything) {
-  const GeneratedData g = Make(GradientEmModel::kGmm, 500, 4, 0.0, 22);
+  const GeneratedData g = MakeGradientEmData(GradientEmModel::kGmm, 500, 4, 0.0, 22);
   GradientEmOptions o = PrivateOptions(GradientEmMethod::kClipped, 3);
   o.clip = 1e-300;
   Generator gen = Generator::FromSeed(9);
@@ -147,7 +48,7 @@ TEST(GradientEmFitTest, AnUnplannableReleaseFailsBeforeTheFitDrawsAnything) {
 }
 
 TEST(GradientEmFitTest, ReleasesAreRecordedWithTheirSensitivity) {
-  const GeneratedData g = Make(GradientEmModel::kGmm, 2000, 4, 0.0, 21);
+  const GeneratedData g = MakeGradientEmData(GradientEmModel::kGmm, 2000, 4, 0.0, 21);
   for (GradientEmMethod m :
        {GradientEmMethod::kDp, GradientEmMethod::kClipped, GradientEmMethod::kDpEm}) {
     const GradientEmOptions o = PrivateOptions(m, 7);
@@ -180,7 +81,8 @@ TEST(GradientEmFitTest, EveryMethodAndModelGivesTheSameFitOnAnyThreadsAndBlocks)
   // of floating-point additions, and the same seed draws the same noise.
   for (GradientEmModel model : {GradientEmModel::kGmm, GradientEmModel::kMrm,
                                 GradientEmModel::kRmc}) {
-    const GeneratedData g = Make(model, 1001, 3, model == GradientEmModel::kRmc ? 0.2 : 0.0, 31);
+    const GeneratedData g =
+        MakeGradientEmData(model, 1001, 3, model == GradientEmModel::kRmc ? 0.2 : 0.0, 31);
     for (GradientEmMethod m : {GradientEmMethod::kDp, GradientEmMethod::kClipped,
                                GradientEmMethod::kDpEm, GradientEmMethod::kNonPrivate}) {
       if (m == GradientEmMethod::kDpEm && model != GradientEmModel::kGmm) continue;
@@ -205,7 +107,7 @@ TEST(GradientEmFitTest, EveryMethodAndModelGivesTheSameFitOnAnyThreadsAndBlocks)
 // The paper's sigma^2 = 16 s^2 d T / (9 n^2 eps~^2) and its zCDP certificate;
 // the rdp calibration adds less noise at the same target.
 TEST(GradientEmFitTest, PaperCalibrationIsExactZcdpAndRdpIsTighter) {
-  const GeneratedData g = Make(GradientEmModel::kGmm, 1000, 3, 0.0, 22);
+  const GeneratedData g = MakeGradientEmData(GradientEmModel::kGmm, 1000, 3, 0.0, 22);
   GradientEmOptions o = PrivateOptions(GradientEmMethod::kDp, 10);
   o.calibration = NoiseCalibrationRule::kPaperZcdp;
   o.accountant = AccountantKind::kZcdp;
@@ -231,7 +133,7 @@ TEST(GradientEmFitTest, PaperCalibrationIsExactZcdpAndRdpIsTighter) {
 // the zCDP accountant's conservative upward rounding certifies a hair above
 // it: the charge must be that, not the target (it used to be the target).
 TEST(GradientEmFitTest, TheChargedEpsilonCoversWhatIsCertified) {
-  const GeneratedData g = Make(GradientEmModel::kGmm, 1000, 3, 0.0, 28);
+  const GeneratedData g = MakeGradientEmData(GradientEmModel::kGmm, 1000, 3, 0.0, 28);
   GradientEmOptions o = PrivateOptions(GradientEmMethod::kDp, 10);
   o.calibration = NoiseCalibrationRule::kPaperZcdp;
   o.accountant = AccountantKind::kZcdp;
@@ -266,7 +168,7 @@ TEST(GradientEmFitTest, TheChargedEpsilonCoversWhatIsCertified) {
 // Two fits from the same start differ only by their noise in iteration 1:
 // beta^1 - beta'^1 ~ N(0, 2 sigma_noise^2 step^2) per coordinate.
 TEST(GradientEmFitTest, NoiseHasTheCalibratedScale) {
-  const GeneratedData g = Make(GradientEmModel::kGmm, 300, 2, 0.0, 23);
+  const GeneratedData g = MakeGradientEmData(GradientEmModel::kGmm, 300, 2, 0.0, 23);
   GradientEmOptions o = PrivateOptions(GradientEmMethod::kDp, 1);
   o.initial = Eigen::VectorXd::Ones(2);
   double sum_sq = 0.0;
@@ -286,7 +188,7 @@ TEST(GradientEmFitTest, NoiseHasTheCalibratedScale) {
 // A record whose gradient overflows (1e200^2 = inf) must neither break the
 // fit nor escape the sensitivity bound: every private method still releases.
 TEST(GradientEmFitTest, ExtremeRecordsKeepTheFitFinite) {
-  GeneratedData g = Make(GradientEmModel::kMrm, 200, 2, 0.0, 25);
+  GeneratedData g = MakeGradientEmData(GradientEmModel::kMrm, 200, 2, 0.0, 25);
   g.data.x(3, 0) = 1e200;
   g.data.y(3) = -1e200;
   for (GradientEmMethod m : {GradientEmMethod::kDp, GradientEmMethod::kClipped}) {
@@ -298,39 +200,32 @@ TEST(GradientEmFitTest, ExtremeRecordsKeepTheFitFinite) {
 }
 
 TEST(GradientEmFitTest, OptionsAreValidated) {
-  const GeneratedData g = Make(GradientEmModel::kMrm, 50, 2, 0.0, 24);
+  const GeneratedData g = MakeGradientEmData(GradientEmModel::kMrm, 50, 2, 0.0, 24);
   Generator gen = Generator::FromSeed(1);
-  GradientEmOptions o = PrivateOptions(GradientEmMethod::kDp, 3);
-  o.tau = kNaN;
-  EXPECT_FALSE(FitGradientEm(g.data, o, gen).ok());
-  o = PrivateOptions(GradientEmMethod::kClipped, 3);
-  o.clip = kNaN;
-  EXPECT_FALSE(FitGradientEm(g.data, o, gen).ok());
-  o = PrivateOptions(GradientEmMethod::kDp, 3);
-  o.epsilon = kNaN;
-  EXPECT_FALSE(FitGradientEm(g.data, o, gen).ok());
-  o = PrivateOptions(GradientEmMethod::kDp, 3);
-  o.sigma = kNaN;
-  EXPECT_FALSE(FitGradientEm(g.data, o, gen).ok());
-  o = PrivateOptions(GradientEmMethod::kDpEm, 3);
-  EXPECT_FALSE(FitGradientEm(g.data, o, gen).ok());  // DP EM: GMM only.
-  o = PrivateOptions(GradientEmMethod::kDp, 0);
-  EXPECT_FALSE(FitGradientEm(g.data, o, gen).ok());
-  o = PrivateOptions(GradientEmMethod::kDp, 3);
-  o.initial = Eigen::VectorXd::Ones(5);
-  EXPECT_FALSE(FitGradientEm(g.data, o, gen).ok());
-  o.method = GradientEmMethod::kNonPrivate;  // No privacy flags needed.
-  o.initial = Eigen::VectorXd();
-  o.epsilon = kNaN;
-  o.tau = kNaN;
-  EXPECT_TRUE(FitGradientEm(g.data, o, gen).ok());
+  // Whether a fit with PrivateOptions(m, t) changed by `edit` succeeds.
+  const auto fits = [&](GradientEmMethod m, int t,
+                        const std::function<void(GradientEmOptions&)>& edit) {
+    GradientEmOptions o = PrivateOptions(m, t);
+    edit(o);
+    return FitGradientEm(g.data, o, gen).ok();
+  };
+  const auto as_is = [](GradientEmOptions&) {};
+  EXPECT_FALSE(fits(GradientEmMethod::kDp, 3, [](auto& o) { o.tau = kNaN; }));
+  EXPECT_FALSE(fits(GradientEmMethod::kClipped, 3, [](auto& o) { o.clip = kNaN; }));
+  EXPECT_FALSE(fits(GradientEmMethod::kDp, 3, [](auto& o) { o.epsilon = kNaN; }));
+  EXPECT_FALSE(fits(GradientEmMethod::kDp, 3, [](auto& o) { o.sigma = kNaN; }));
+  EXPECT_FALSE(fits(GradientEmMethod::kDpEm, 3, as_is));  // DP EM: GMM only.
+  EXPECT_FALSE(fits(GradientEmMethod::kDp, 0, as_is));
+  EXPECT_FALSE(fits(GradientEmMethod::kDp, 3, [](auto& o) { o.initial.setOnes(5); }));
+  // The non-private method needs no privacy flags.
+  EXPECT_TRUE(fits(GradientEmMethod::kNonPrivate, 3, [](auto& o) { o.epsilon = o.tau = kNaN; }));
 }
 
 // Every private method: a fit from a seeded generator (whose noise is
 // reproducible from the seed) is void, one from the OS-keyed generator is
 // not, and the non-private method claims no guarantee to void.
 TEST(GradientEmFitTest, ASeededGeneratorVoidsAPrivateFitOnly) {
-  const GeneratedData g = Make(GradientEmModel::kGmm, 500, 3, 0.0, 25);
+  const GeneratedData g = MakeGradientEmData(GradientEmModel::kGmm, 500, 3, 0.0, 25);
   for (GradientEmMethod m :
        {GradientEmMethod::kDp, GradientEmMethod::kClipped, GradientEmMethod::kDpEm}) {
     const std::string name(GradientEmMethodName(m));
@@ -362,7 +257,8 @@ double SignFreeError(const Eigen::VectorXd& b, const Eigen::VectorXd& truth) {
 
 TEST(GradientEmFitTest, NonPrivateGradientEmRecoversTheTruth) {
   for (GradientEmModel m : {GradientEmModel::kGmm, GradientEmModel::kMrm, GradientEmModel::kRmc}) {
-    const GeneratedData g = Make(m, 5000, 4, m == GradientEmModel::kRmc ? 0.1 : 0.0, 31);
+    const GeneratedData g =
+        MakeGradientEmData(m, 5000, 4, m == GradientEmModel::kRmc ? 0.1 : 0.0, 31);
     GradientEmOptions o;
     o.method = GradientEmMethod::kNonPrivate;
     o.iterations = 40;
@@ -375,31 +271,5 @@ TEST(GradientEmFitTest, NonPrivateGradientEmRecoversTheTruth) {
     EXPECT_LT(err, 0.25) << GradientEmModelName(m);
   }
 }
-
-TEST(GeneratorsTest, ShapesTruthAndRoundTrip) {
-  const GeneratedData g = Make(GradientEmModel::kRmc, 4000, 5, 0.2, 41);
-  EXPECT_NEAR(g.beta.norm(), 3.0, 1e-12);
-  EXPECT_EQ(g.data.x.rows(), 4000);
-  const double missing = 1.0 - g.data.observed.mean();
-  EXPECT_NEAR(missing, 0.2, 0.02);
-  const DataMatrix m = ToDataMatrix(g.data);
-  EXPECT_EQ(m.cols(), 11);
-  const GradientEmData back = *FromDataMatrix(GradientEmModel::kRmc, m);
-  EXPECT_EQ(back.x, g.data.x);
-  EXPECT_EQ(back.y, g.data.y);
-  EXPECT_FALSE(FromDataMatrix(GradientEmModel::kRmc, m.leftCols(10)).ok());
-  EXPECT_FALSE(FromDataMatrix(GradientEmModel::kMrm, m.leftCols(1)).ok());
-  const GeneratedData again = Make(GradientEmModel::kRmc, 4000, 5, 0.2, 41);
-  EXPECT_EQ(again.data.x, g.data.x);
-  GeneratorOptions bad;
-  bad.model = GradientEmModel::kGmm;
-  bad.n = 10;
-  bad.d = 2;
-  bad.snr = 3.0;
-  bad.missing_prob = 0.1;
-  Generator gen = Generator::FromSeed(1);
-  EXPECT_FALSE(GenerateGradientEmData(bad, gen).ok());
-}
-
 }  // namespace
 }  // namespace dpem

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "dpem/models/kmeans/kmeans_model_io.h"
+#include "testing/fit_options.h"
 #include "testing/void_reasons.h"
 
 namespace dpem {
@@ -32,12 +33,8 @@ DataMatrix Blobs(Eigen::Index per_blob, std::uint32_t seed) {
 }
 
 KmeansFitOptions Options(KmeansMethod method, double epsilon) {
-  KmeansFitOptions o;
-  o.components = 3;
-  o.iterations = 5;
-  o.method = method;
-  o.epsilon = epsilon;
-  o.delta = 1e-4;
+  KmeansFitOptions o = test_support::MakeKmeansOptions(method, /*components=*/3,
+                                                       /*iterations=*/5, epsilon, /*delta=*/1e-4);
   o.domain.data_norm = 10.0;
   return o;
 }

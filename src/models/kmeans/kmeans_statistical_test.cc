@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "dpem/models/kmeans/kmeans.h"
+#include "testing/fit_options.h"
 
 namespace dpem {
 namespace {
@@ -38,14 +39,9 @@ Moments MomentsOf(const std::vector<double>& v) {
 
 TEST(KmeansNoiseStatisticalTest, CentreNoiseMatchesTheLedger) {
   const DataMatrix zeros = DataMatrix::Zero(kRecords, 2);
-  for (KmeansMethod m : {KmeansMethod::kCdpGauss, KmeansMethod::kCdpLaplace,
-                         KmeansMethod::kDplloyd, KmeansMethod::kDplloydZcdp}) {
-    KmeansFitOptions o;
-    o.components = 1;
-    o.iterations = 1;
-    o.method = m;
-    o.epsilon = 5.0;
-    o.delta = 1e-4;
+  for (KmeansMethod m : test_support::kAllKmeansMethods) {
+    KmeansFitOptions o = test_support::MakeKmeansOptions(m, /*components=*/1, /*iterations=*/1,
+                                                         /*epsilon=*/5.0, /*delta=*/1e-4);
     o.domain.data_norm = 1.0;
     std::vector<double> samples;
     double scale = 0.0;
