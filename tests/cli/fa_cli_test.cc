@@ -120,7 +120,7 @@ TEST(FaCliTest, AReleasedDomainIsComposedIntoTheGuaranteeAndTheModelIsUsable) {
                         " --factors 1 --epsilon 2 --delta 1e-5 --data-norm auto "
                         "--bounds-epsilon 0.5 --budget-file " + budget);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const json m = json::parse(ReadFile(model));
+  const json m = json::parse(ReadBytes(model));
   const json& p = m.at("privacy");
   EXPECT_TRUE(p.at("private").get<bool>());
   EXPECT_FALSE(p.at("guarantee_void").get<bool>());
