@@ -86,6 +86,16 @@ StatusOr<FitRequest> FitRequestFromFlags(const FitFlagTable& table, const FitFla
 std::function<void(int iteration, int iterations, double value)> ProgressPrinter(
     const FitFlagTable& table, const FitFlags& f, std::string label);
 
+// ProgressPrinter for a model's iteration report, which has `iteration`,
+// `iterations` and the shown value at `value`.
+template <typename Report>
+std::function<void(const Report&)> ReportPrinter(const FitFlagTable& table, const FitFlags& f,
+                                                 std::string label, double Report::*value) {
+  auto print = ProgressPrinter(table, f, std::move(label));
+  if (!print) return nullptr;
+  return [print, value](const Report& r) { print(r.iteration, r.iterations, r.*value); };
+}
+
 }  // namespace dpem::cli
 
 #endif  // DPEM_TOOLS_FIT_FLAGS_H_

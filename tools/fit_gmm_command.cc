@@ -90,19 +90,11 @@ StatusOr<GmmFitOptions> OptionsFromFlags(FitGmmFlags& f) {
   return o;
 }
 
-// "dpem fit gmm: iteration 3/10, mean log-likelihood ..." on a terminal.
-std::function<void(const GmmIterationReport&)> ProgressLine(const FitGmmFlags& f) {
-  auto print = ProgressPrinter(Table(), f.fit, "mean log-likelihood (unit ball)");
-  if (!print) return nullptr;
-  return [print](const GmmIterationReport& r) {
-    print(r.iteration, r.iterations, r.mean_log_likelihood);
-  };
-}
-
 Status RunFitGmm(FitGmmFlags& f) {
   DPEM_ASSIGN_OR_RETURN(GmmFitOptions options, OptionsFromFlags(f));
   DPEM_ASSIGN_OR_RETURN(const FitRequest request, FitRequestFromFlags(Table(), f.fit));
-  options.progress = ProgressLine(f);
+  options.progress = ReportPrinter(Table(), f.fit, "mean log-likelihood (unit ball)",
+                                   &GmmIterationReport::mean_log_likelihood);
   GmmFitTask task = MakeGmmFitTask(std::move(options));
   return RunFit(task, request);
 }

@@ -77,13 +77,6 @@ StatusOr<KmeansFitOptions> OptionsFromFlags(FitKmeansFlags& f) {
   return o;
 }
 
-// "dpem fit kmeans: iteration 3/10, NICV ..." on a terminal.
-std::function<void(const KmeansIterationReport&)> ProgressLine(const FitKmeansFlags& f) {
-  auto print = ProgressPrinter(Table(), f.fit, "NICV (unit ball)");
-  if (!print) return nullptr;
-  return [print](const KmeansIterationReport& r) { print(r.iteration, r.iterations, r.nicv); };
-}
-
 Status RunFitKmeans(FitKmeansFlags& f) {
   DPEM_ASSIGN_OR_RETURN(KmeansFitOptions options, OptionsFromFlags(f));
   DPEM_ASSIGN_OR_RETURN(const FitRequest request, FitRequestFromFlags(Table(), f.fit));
@@ -91,7 +84,8 @@ Status RunFitKmeans(FitKmeansFlags& f) {
       options.IsPrivate()) {
     std::cerr << "dpem fit kmeans: note: dplloyd is pure epsilon-DP; --delta is not used\n";
   }
-  options.progress = ProgressLine(f);
+  options.progress = ReportPrinter(Table(), f.fit, "NICV (unit ball)",
+                                   &KmeansIterationReport::nicv);
   KmeansFitTask task = MakeKmeansFitTask(std::move(options));
   return RunFit(task, request);
 }

@@ -21,8 +21,7 @@ target_sources(dpem PRIVATE
   src/models/factor_analysis/factor_analysis.cc
   src/models/factor_analysis/factor_analysis_fit.cc
   src/models/factor_analysis/factor_analysis_spectrum.cc
-  src/models/factor_analysis/fa_model_io.cc
-  src/models/factor_analysis/fa_fit_task.cc)
+  src/models/factor_analysis/fa_model_io.cc)
 target_link_libraries(dpem PRIVATE PkgConfig::DPEM_LAPACKE)
 if(DPEM_BUILD_TESTS)
   dpem_add_tests(src/internal eigen_solver_test krylov_eigen_solver_test symmetric_product_test)

@@ -4,8 +4,7 @@ target_sources(dpem PRIVATE
   src/models/kmeans/kmeans_fit.cc
   src/models/kmeans/kmeans_options.cc
   src/models/kmeans/kmeans_release_plan.cc
-  src/models/kmeans/kmeans_model_io.cc
-  src/models/kmeans/kmeans_fit_task.cc)
+  src/models/kmeans/kmeans_model_io.cc)
 # tools/fit_kmeans_command.cc is already a dpem_cli source in CMakeLists.txt.
 if(DPEM_BUILD_TESTS)
   dpem_add_tests(src/models/kmeans kmeans_test kmeans_fit_test)

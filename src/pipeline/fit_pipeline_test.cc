@@ -111,6 +111,14 @@ class FitPipelineTest : public ::testing::Test {
     StatusOr<BudgetStore> store = BudgetStore::Open(budget_, false);
     return store.ok() ? store->Get("ds")->spent_epsilon : std::nan("");
   }
+  // Runs `task` on `r`: refused with `code` before anything was charged or
+  // `source` read.
+  void ExpectRefusedBeforeTheCharge(FakeTask& task, const FitRequest& r, StatusCode code,
+                                    const WatchedSource& source) const {
+    EXPECT_EQ(RunFit(task, r).code(), code);
+    EXPECT_DOUBLE_EQ(Spent(), 0.0);
+    EXPECT_FALSE(source.read());
+  }
   FitRequest Request(const RowSource& source) const {
     FitRequest r;
     r.source = &source;
@@ -146,9 +154,7 @@ TEST_F(FitPipelineTest, ARefusedFitChargesNothingAndWritesNothing) {
   std::vector<std::string> log;
   FakeTask task(log, InvalidArgumentError("bad options"));
   const FitRequest r = Request(source_);
-  EXPECT_EQ(RunFit(task, r).code(), StatusCode::kInvalidArgument);
-  EXPECT_DOUBLE_EQ(Spent(), 0.0);
-  EXPECT_FALSE(source_.read());
+  ExpectRefusedBeforeTheCharge(task, r, StatusCode::kInvalidArgument, source_);
   EXPECT_FALSE(std::filesystem::exists(*r.output));
 }
 
@@ -169,9 +175,7 @@ TEST_F(FitPipelineTest, ABudgetOnDataThatIsNotAFileNeedsTheDataSetsName) {
   FakeTask task(log);
   FitRequest r = Request(source_);
   r.dataset.clear();  // The hash of `input` would name a file, not this source.
-  EXPECT_EQ(RunFit(task, r).code(), StatusCode::kInvalidArgument);
-  EXPECT_DOUBLE_EQ(Spent(), 0.0);
-  EXPECT_FALSE(source_.read());
+  ExpectRefusedBeforeTheCharge(task, r, StatusCode::kInvalidArgument, source_);
 }
 
 TEST_F(FitPipelineTest, AnUnknownDataSetIsRefusedBeforeTheDataIsRead) {
@@ -179,8 +183,7 @@ TEST_F(FitPipelineTest, AnUnknownDataSetIsRefusedBeforeTheDataIsRead) {
   FakeTask task(log);
   FitRequest r = Request(source_);
   r.dataset = "unknown";
-  EXPECT_EQ(RunFit(task, r).code(), StatusCode::kNotFound);
-  EXPECT_FALSE(source_.read());
+  ExpectRefusedBeforeTheCharge(task, r, StatusCode::kNotFound, source_);
 }
 
 TEST_F(FitPipelineTest, AReleasedDomainIsPaidOnceAndComposedOnce) {
@@ -215,9 +218,8 @@ TEST_F(FitPipelineTest, ADomainAboveTheFitsEpsilonIsRefusedBeforeTheCharge) {
     const WatchedSource source(DataMatrix::Constant(50, 2, 1.0));
     FitRequest r = Request(source);
     r.bounds_epsilon = bounds_epsilon;
-    EXPECT_EQ(RunFit(task, r).code(), StatusCode::kInvalidArgument) << bounds_epsilon;
-    EXPECT_DOUBLE_EQ(Spent(), 0.0) << bounds_epsilon;
-    EXPECT_FALSE(source.read()) << bounds_epsilon;
+    SCOPED_TRACE(bounds_epsilon);
+    ExpectRefusedBeforeTheCharge(task, r, StatusCode::kInvalidArgument, source);
     EXPECT_EQ(task.domain().data_norm, 10.0) << bounds_epsilon;  // Nothing released.
     EXPECT_FALSE(std::filesystem::exists(*r.output));
   }
@@ -229,9 +231,7 @@ TEST_F(FitPipelineTest, ADomainForAModelWithoutOneIsRefusedBeforeTheCharge) {
   task.DropDomain();
   FitRequest r = Request(source_);
   r.bounds_epsilon = 0.25;
-  EXPECT_EQ(RunFit(task, r).code(), StatusCode::kInvalidArgument);
-  EXPECT_DOUBLE_EQ(Spent(), 0.0);
-  EXPECT_FALSE(source_.read());
+  ExpectRefusedBeforeTheCharge(task, r, StatusCode::kInvalidArgument, source_);
 }
 
 // A task that does not void its own seeded fit is voided by the pipeline,

@@ -5,12 +5,14 @@
 #include "dpem/models/factor_analysis/fa_model_io.h"
 
 #include <limits>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "accounting/ledger_json.h"
 #include "dpem/accounting/accountant.h"
 #include "dpem/data/private_bounds.h"
+#include "dpem/models/factor_analysis/fa_fit_task.h"
 #include "internal/file_util.h"
 #include "internal/json_fields.h"
 #include "pipeline/model_file.h"
@@ -104,6 +106,12 @@ Status WriteFaModel(const std::string& path, const FaFit& fit) {
 
 StatusOr<FaFit> ReadFaModel(const std::string& path) {
   return internal::ReadModelFile(path, FaModelFromJson);
+}
+
+FaFitTask MakeFaFitTask(FaFitOptions options) {
+  // FitFactorAnalysis over a row source (FitFactorAnalysis is overloaded for matrices too).
+  StatusOr<FaFit> (*fit)(const RowSource&, const FaFitOptions&, Generator&) = &FitFactorAnalysis;
+  return FaFitTask({fit, &FaModelToJson}, std::move(options));
 }
 
 }  // namespace dpem

@@ -13,6 +13,7 @@
 
 #include "accounting/ledger_json.h"
 #include "dpem/data/private_bounds.h"
+#include "dpem/models/gmm/gmm_fit_task.h"
 #include "internal/file_util.h"
 #include "internal/json_fields.h"
 #include "models/start/private_start.h"
@@ -165,6 +166,12 @@ Status WriteGmmModel(const std::string& path, const GmmFit& fit) {
 
 StatusOr<GmmFit> ReadGmmModel(const std::string& path) {
   return internal::ReadModelFile(path, GmmModelFromJson);
+}
+
+GmmFitTask MakeGmmFitTask(GmmFitOptions options) {
+  // FitGmm over a row source (FitGmm is overloaded for matrices too).
+  StatusOr<GmmFit> (*fit)(const RowSource&, const GmmFitOptions&, Generator&) = &FitGmm;
+  return GmmFitTask({fit, &GmmModelToJson}, std::move(options));
 }
 
 }  // namespace dpem

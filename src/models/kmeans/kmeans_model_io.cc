@@ -6,11 +6,13 @@
 #include "dpem/models/kmeans/kmeans_model_io.h"
 
 #include <optional>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "accounting/ledger_json.h"
 #include "dpem/data/private_bounds.h"
+#include "dpem/models/kmeans/kmeans_fit_task.h"
 #include "internal/file_util.h"
 #include "internal/json_fields.h"
 #include "models/start/private_start.h"
@@ -104,6 +106,16 @@ Status WriteKmeansModel(const std::string& path, const KmeansFit& fit) {
 
 StatusOr<KmeansFit> ReadKmeansModel(const std::string& path) {
   return internal::ReadModelFile(path, KmeansModelFromJson);
+}
+
+KmeansFitTask MakeKmeansFitTask(KmeansFitOptions options) {
+  // FitKmeans over a row source (FitKmeans is overloaded for matrices too).
+  StatusOr<KmeansFit> (*fit)(const RowSource&, const KmeansFitOptions&, Generator&) = &FitKmeans;
+  // dplloyd is pure epsilon-DP: a budget is charged no delta for it.
+  double (*charged_delta)(const KmeansFitOptions&) = [](const KmeansFitOptions& o) {
+    return KmeansMethodNeedsDelta(o.method) ? o.delta : 0.0;
+  };
+  return KmeansFitTask({fit, &KmeansModelToJson, charged_delta}, std::move(options));
 }
 
 }  // namespace dpem
