@@ -131,21 +131,21 @@ class FitPipelineTest : public ::testing::Test {
 
   std::filesystem::path dir_;
   std::string budget_;
+  std::vector<std::string> log_;
+  FakeTask task_{log_};
   WatchedSource source_{DataMatrix::Constant(50, 2, 1.0)};
 };
 
 TEST_F(FitPipelineTest, ChargesBeforeReadingAndWritesTheModel) {
-  std::vector<std::string> log;
-  FakeTask task(log);
   FitRequest r = Request(source_);
   r.check_shape = [&](Eigen::Index, Eigen::Index) {
     EXPECT_FALSE(source_.read());
     EXPECT_DOUBLE_EQ(Spent(), 1.0);  // Charged before the first read.
-    log.push_back("check data");
+    log_.push_back("check data");
     return OkStatus();
   };
-  ASSERT_TRUE(RunFit(task, r).ok());
-  EXPECT_EQ(log, (std::vector<std::string>{"validate", "check data", "fit epsilon 1.000000"}));
+  ASSERT_TRUE(RunFit(task_, r).ok());
+  EXPECT_EQ(log_, (std::vector<std::string>{"validate", "check data", "fit epsilon 1.000000"}));
   EXPECT_DOUBLE_EQ(Spent(), 1.0);
   EXPECT_TRUE(std::filesystem::exists(*r.output));
 }
@@ -159,11 +159,9 @@ TEST_F(FitPipelineTest, ARefusedFitChargesNothingAndWritesNothing) {
 }
 
 TEST_F(FitPipelineTest, AFailedFitKeepsItsChargeAndLeavesNoModelFile) {
-  std::vector<std::string> log;
-  FakeTask task(log);
-  task.FailFit();
+  task_.FailFit();
   const FitRequest r = Request(source_);
-  const Status s = RunFit(task, r);
+  const Status s = RunFit(task_, r);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("fake data: the fake fit failed"), std::string::npos) << s.message();
   EXPECT_DOUBLE_EQ(Spent(), 1.0);  // The data was read: the charge stands.
@@ -171,38 +169,32 @@ TEST_F(FitPipelineTest, AFailedFitKeepsItsChargeAndLeavesNoModelFile) {
 }
 
 TEST_F(FitPipelineTest, ABudgetOnDataThatIsNotAFileNeedsTheDataSetsName) {
-  std::vector<std::string> log;
-  FakeTask task(log);
   FitRequest r = Request(source_);
   r.dataset.clear();  // The hash of `input` would name a file, not this source.
-  ExpectRefusedBeforeTheCharge(task, r, StatusCode::kInvalidArgument, source_);
+  ExpectRefusedBeforeTheCharge(task_, r, StatusCode::kInvalidArgument, source_);
 }
 
 TEST_F(FitPipelineTest, AnUnknownDataSetIsRefusedBeforeTheDataIsRead) {
-  std::vector<std::string> log;
-  FakeTask task(log);
   FitRequest r = Request(source_);
   r.dataset = "unknown";
-  ExpectRefusedBeforeTheCharge(task, r, StatusCode::kNotFound, source_);
+  ExpectRefusedBeforeTheCharge(task_, r, StatusCode::kNotFound, source_);
 }
 
 TEST_F(FitPipelineTest, AReleasedDomainIsPaidOnceAndComposedOnce) {
-  std::vector<std::string> log;
-  FakeTask task(log);
   FitRequest r = Request(source_);
   r.bounds_epsilon = 0.25;  // A dyadic epsilon: the bounds record exactly 0.25.
   r.seed = 7;
   std::vector<std::string> warnings;
   r.warn = [&](const std::string& line) { warnings.push_back(line); };
-  ASSERT_TRUE(RunFit(task, r).ok());
+  ASSERT_TRUE(RunFit(task_, r).ok());
   EXPECT_DOUBLE_EQ(Spent(), 1.0);                            // The total, once.
-  EXPECT_EQ(log.back(), "fit epsilon 0.750000");             // The rest for the fit.
-  const PrivacyGuarantee& g = task.guarantee();
+  EXPECT_EQ(log_.back(), "fit epsilon 0.750000");             // The rest for the fit.
+  const PrivacyGuarantee& g = task_.guarantee();
   EXPECT_DOUBLE_EQ(g.target_epsilon, 1.0);                   // 0.75 + 0.25.
   EXPECT_EQ(g.ledger.releases().back().label, "fake");      // The fit's release last,
   EXPECT_EQ(g.ledger.releases().front().label.rfind(kBoundsLabelPrefix, 0), 0u);  // bounds first.
   EXPECT_LE(g.epsilon, 0.25 + 0.25 + 1e-12);                 // Linear: bounds + fit.
-  EXPECT_NE(task.domain().data_norm, 10.0);                  // The released domain.
+  EXPECT_NE(task_.domain().data_norm, 10.0);                  // The released domain.
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_EQ(warnings[0], std::string("dpem fit: warning: the privacy guarantee is VOID: ") +
                             internal::kSeededGeneratorVoidReason);
@@ -226,36 +218,30 @@ TEST_F(FitPipelineTest, ADomainAboveTheFitsEpsilonIsRefusedBeforeTheCharge) {
 }
 
 TEST_F(FitPipelineTest, ADomainForAModelWithoutOneIsRefusedBeforeTheCharge) {
-  std::vector<std::string> log;
-  FakeTask task(log);
-  task.DropDomain();
+  task_.DropDomain();
   FitRequest r = Request(source_);
   r.bounds_epsilon = 0.25;
-  ExpectRefusedBeforeTheCharge(task, r, StatusCode::kInvalidArgument, source_);
+  ExpectRefusedBeforeTheCharge(task_, r, StatusCode::kInvalidArgument, source_);
 }
 
 // A task that does not void its own seeded fit is voided by the pipeline,
 // and the reason is warned once.
 TEST_F(FitPipelineTest, ASeededPrivateFitIsVoidEvenIfTheTaskForgetsIt) {
-  std::vector<std::string> log;
-  FakeTask task(log);
-  task.ForgetSeed();
+  task_.ForgetSeed();
   FitRequest r = Request(source_);
   r.seed = 7;
   std::vector<std::string> warnings;
   r.warn = [&](const std::string& line) { warnings.push_back(line); };
-  ASSERT_TRUE(RunFit(task, r).ok());
-  EXPECT_TRUE(task.guarantee().guarantee_void);
+  ASSERT_TRUE(RunFit(task_, r).ok());
+  EXPECT_TRUE(task_.guarantee().guarantee_void);
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find(internal::kSeededGeneratorVoidReason), std::string::npos);
 }
 
 TEST_F(FitPipelineTest, WithoutAnOutputNothingIsWritten) {
-  std::vector<std::string> log;
-  FakeTask task(log);
   FitRequest r = Request(source_);
   r.output.reset();
-  ASSERT_TRUE(RunFit(task, r).ok());
+  ASSERT_TRUE(RunFit(task_, r).ok());
   EXPECT_FALSE(std::filesystem::exists(dir_ / "model.json"));
 }
 
