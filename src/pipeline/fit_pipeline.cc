@@ -39,9 +39,14 @@ Status ChargeBudget(const FitTask& task, const FitRequest& r) {
                              r.command);
 }
 
-// The data of step 4: the caller's source, or the file opened into `owned`.
+// The data of step 4: the caller's source, or the caller's opener's or the
+// file's, opened into `owned`.
 StatusOr<const RowSource*> OpenData(const FitRequest& r, std::unique_ptr<RowSource>& owned) {
   if (r.source != nullptr) return r.source;
+  if (r.open_source) {
+    DPEM_ASSIGN_OR_RETURN(owned, r.open_source());
+    return owned.get();
+  }
   DPEM_ASSIGN_OR_RETURN(owned, OpenRowSource(r.input));
   return owned.get();
 }

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -65,6 +66,11 @@ struct FitRequest {
   // messages and, without `dataset`, in the budget.
   std::string input;
   const RowSource* source = nullptr;
+  // Without `source`: if set, opens the data at step 4, after the budget is
+  // charged, in place of the file `input` (a front-end whose data is in
+  // memory but checked when a source is made over it: Python's arrays).
+  // Its errors are returned as they are.
+  std::function<StatusOr<std::unique_ptr<RowSource>>()> open_source;
   // The model file to write (atomically); unset: none is written, and the
   // caller reads the result from its task.
   std::optional<std::string> output;
