@@ -1,0 +1,68 @@
+// k-means for Python: a private fit through the pipeline
+// (MakeKmeansFitTask), and a model parsed from its model file
+// (KmeansModelFromJson) that assigns records and computes the NICV exactly
+// as `dpem predict` and `dpem score` do.
+#include <pybind11/eigen.h>
+#include <pybind11/stl.h>
+
+#include <string>
+
+#include "bindings.h"
+#include "common.h"
+#include "dpem/models/kmeans/kmeans_fit_task.h"
+#include "dpem/models/kmeans/kmeans_model_io.h"
+
+namespace dpem::python {
+namespace {
+
+// The model's own arguments (dpem/_kmeans.py): n_clusters, max_iter (None:
+// the library's default J), method, init (None: the default seeding).
+KmeansFitOptions KmeansOptions(const py::dict& args) {
+  KmeansFitOptions o;
+  o.components = Get<int>(args, "n_clusters", 0);
+  o.iterations = Get<int>(args, "max_iter", 0);
+  o.method = NamedValueOrThrow("method",
+                               ParseKmeansMethod(Get<std::string>(args, "method", "cdp-gauss")));
+  if (const std::string init = Get<std::string>(args, "init", ""); !init.empty()) {
+    o.init = NamedValueOrThrow("init", ParseKmeansInit(init));
+  }
+  return o;
+}
+
+py::tuple FitKmeansArray(const py::array& x, const py::dict& shared_args,
+                         const py::dict& args) {
+  SharedFitArgs shared = ParseSharedFitArgs(shared_args);
+  KmeansFitOptions options = KmeansOptions(args);
+  ApplySharedFitArgs(shared, options);
+  KmeansFitTask task = MakeKmeansFitTask(std::move(options));
+  return ToPython(RunFitOnArray(task, x, std::move(shared.request)));
+}
+
+// A fitted k-means model, as read from its model file.
+struct KmeansModel {
+  KmeansFit fit;
+};
+
+}  // namespace
+
+void RegisterKmeans(py::module_& m) {
+  m.def("fit_kmeans", &FitKmeansArray, py::arg("x"), py::arg("shared"), py::arg("model"),
+        "Fits k-means to x (C-contiguous float64, not copied) through the private-fit "
+        "pipeline, without the GIL; returns (model_json, warnings).");
+  py::class_<KmeansModel>(m, "KmeansModel", "A fitted k-means model (a dpem-kmeans file).")
+      .def_static(
+          "from_json",
+          [](const std::string& text) {
+            return KmeansModel{ValueOrThrow(KmeansModelFromJson(text))};
+          },
+          py::arg("text"))
+      .def_property_readonly("centres", [](const KmeansModel& k) { return k.fit.centres; })
+      .def("nicv", RowsMethod<KmeansModel>([](const KmeansModel& k, const DataMatrix& x) {
+             return Nicv(k.fit.centres, x, k.fit.domain.center);
+           }))
+      .def("predict", RowsMethod<KmeansModel>([](const KmeansModel& k, const DataMatrix& x) {
+             return NearestCentreLabels(k.fit.centres, x);
+           }));
+}
+
+}  // namespace dpem::python
