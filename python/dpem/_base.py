@@ -103,12 +103,22 @@ class DpemEstimator(BaseEstimator):
 
     A subclass sets ``_fit_function`` (a dpem._core fit), ``_model_class``
     (the dpem._core model parsed from the model file), ``_model_format``,
-    and implements ``_model_args`` and ``_set_model_attributes``.
+    ``_model_params`` (its parameters that the fit takes besides the shared
+    ones), and implements ``_set_model_attributes`` and ``_params_of_model``.
     """
 
     _fit_function = None
     _model_class = None
     _model_format = None
+    _model_params = ()
+
+    def _store_params(self, params):
+        """Stores each constructor parameter as the attribute of its name,
+        and nothing else, as scikit-learn expects of ``__init__``
+        (``params``: the constructor's ``locals()``)."""
+        for name, value in params.items():
+            if name not in ("self", "__class__"):
+                setattr(self, name, value)
 
     # -- the fit ---------------------------------------------------------
 
@@ -134,8 +144,9 @@ class DpemEstimator(BaseEstimator):
         }
 
     def _model_args(self):
-        """The model's own arguments (python/src/<model>_bindings.cc)."""
-        raise NotImplementedError
+        """The model's own arguments (python/src/<model>_bindings.cc): the
+        parameters named by ``_model_params``."""
+        return {name: getattr(self, name) for name in type(self)._model_params}
 
     def _fit_rows(self, X):
         """Fits X; returns the checked array (for labels_ and the like).

@@ -40,6 +40,7 @@ class FactorAnalysis(TransformerMixin, DpemEstimator):
     _fit_function = staticmethod(_core.fit_fa)
     _model_class = _core.FaModel
     _model_format = "dpem-fa"
+    _model_params = ("n_components", "max_iter")
 
     def __init__(
         self,
@@ -54,18 +55,8 @@ class FactorAnalysis(TransformerMixin, DpemEstimator):
         budget=None,
         n_jobs=None,
     ):
-        self.n_components = n_components
-        self.epsilon = epsilon
-        self.delta = delta
-        self.data_norm = data_norm
-        self.data_center = data_center
-        self.max_iter = max_iter
-        self.random_state = random_state
-        self.budget = budget
-        self.n_jobs = n_jobs
+        self._store_params(locals())
 
-    def _model_args(self):
-        return {"n_components": self.n_components, "max_iter": self.max_iter}
 
     def _set_model_attributes(self, model, document):
         self.components_ = np.asarray(model.loadings).T.copy()

@@ -39,6 +39,7 @@ class KMeans(ClusterMixin, DpemEstimator):
     _fit_function = staticmethod(_core.fit_kmeans)
     _model_class = _core.KmeansModel
     _model_format = "dpem-kmeans"
+    _model_params = ("n_clusters", "max_iter", "method", "init")
 
     def __init__(
         self,
@@ -56,26 +57,8 @@ class KMeans(ClusterMixin, DpemEstimator):
         budget=None,
         n_jobs=None,
     ):
-        self.n_clusters = n_clusters
-        self.epsilon = epsilon
-        self.delta = delta
-        self.data_norm = data_norm
-        self.data_center = data_center
-        self.max_iter = max_iter
-        self.method = method
-        self.accountant = accountant
-        self.init = init
-        self.random_state = random_state
-        self.budget = budget
-        self.n_jobs = n_jobs
+        self._store_params(locals())
 
-    def _model_args(self):
-        return {
-            "n_clusters": self.n_clusters,
-            "max_iter": self.max_iter,
-            "method": self.method,
-            "init": self.init,
-        }
 
     def _shared_fit_args(self):
         args = super()._shared_fit_args()

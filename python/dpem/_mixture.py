@@ -71,6 +71,7 @@ class GaussianMixture(DensityMixin, DpemEstimator):
     _fit_function = staticmethod(_core.fit_gmm)
     _model_class = _core.GmmModel
     _model_format = "dpem-gmm"
+    _model_params = ("n_components", "max_iter", "covariance_type", "init", "mechanisms")
 
     def __init__(
         self,
@@ -89,28 +90,8 @@ class GaussianMixture(DensityMixin, DpemEstimator):
         budget=None,
         n_jobs=None,
     ):
-        self.n_components = n_components
-        self.covariance_type = covariance_type
-        self.epsilon = epsilon
-        self.delta = delta
-        self.data_norm = data_norm
-        self.data_center = data_center
-        self.max_iter = max_iter
-        self.accountant = accountant
-        self.mechanisms = mechanisms
-        self.init = init
-        self.random_state = random_state
-        self.budget = budget
-        self.n_jobs = n_jobs
+        self._store_params(locals())
 
-    def _model_args(self):
-        return {
-            "n_components": self.n_components,
-            "max_iter": self.max_iter,
-            "covariance_type": self.covariance_type,
-            "init": self.init,
-            "mechanisms": self.mechanisms,
-        }
 
     def _set_model_attributes(self, model, document):
         self.weights_ = np.asarray(model.weights)

@@ -97,6 +97,45 @@ FitOutcome RunFitOnArray(FitTask& task, const py::array& x, FitRequest request);
 // The outcome as the Python tuple (model_json, [warning, ...]).
 py::tuple ToPython(const FitOutcome& outcome);
 
+// A model's fit binding, fit_<model>(x, shared, model) -> (model_json,
+// warnings): the model's options from its own arguments (OptionsOf), the
+// shared ones applied, its task (MakeTask) run on x by RunFitOnArray.
+template <auto OptionsOf, auto MakeTask>
+py::tuple FitArray(const py::array& x, const py::dict& shared_args, const py::dict& args) {
+  SharedFitArgs shared = ParseSharedFitArgs(shared_args);
+  auto options = OptionsOf(args);
+  ApplySharedFitArgs(shared, options);
+  auto task = MakeTask(std::move(options));
+  return ToPython(RunFitOnArray(task, x, std::move(shared.request)));
+}
+
+// Defines `name` on `m` as FitArray<OptionsOf, MakeTask>; `what` opens its
+// docstring ("Fits a Gaussian mixture").
+template <auto OptionsOf, auto MakeTask>
+void DefFit(py::module_& m, const char* name, const std::string& what) {
+  m.def(name, &FitArray<OptionsOf, MakeTask>, py::arg("x"), py::arg("shared"), py::arg("model"),
+        (what + " to x (C-contiguous float64, not copied) through the private-fit pipeline, "
+                "without the GIL; returns (model_json, warnings).")
+            .c_str());
+}
+
+// A fitted model as read from its model file (Fit: GmmFit, KmeansFit, FaFit).
+template <typename Fit>
+struct FittedModel {
+  Fit fit;
+};
+
+// Binds FittedModel<Fit> as `name`, with the static from_json(text) that
+// parses a model file's text by Parse (ValueError for a bad file).
+template <typename Fit, auto Parse>
+py::class_<FittedModel<Fit>> BindModel(py::module_& m, const char* name, const char* doc) {
+  return py::class_<FittedModel<Fit>>(m, name, doc)
+      .def_static(
+          "from_json",
+          [](const std::string& text) { return FittedModel<Fit>{ValueOrThrow(Parse(text))}; },
+          py::arg("text"));
+}
+
 // Reads key `name` of `d`: its value cast to T, or `fallback` when the key
 // is missing or None. TypeError naming the key for a value of another type.
 template <typename T>

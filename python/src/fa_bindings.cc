@@ -27,18 +27,7 @@ FaFitOptions FaOptions(const py::dict& args) {
   return o;
 }
 
-py::tuple FitFaArray(const py::array& x, const py::dict& shared_args, const py::dict& args) {
-  SharedFitArgs shared = ParseSharedFitArgs(shared_args);
-  FaFitOptions options = FaOptions(args);
-  ApplySharedFitArgs(shared, options);
-  FaFitTask task = MakeFaFitTask(std::move(options));
-  return ToPython(RunFitOnArray(task, x, std::move(shared.request)));
-}
-
-// A fitted factor analysis model, as read from its model file.
-struct FaModel {
-  FaFit fit;
-};
+using FaModel = FittedModel<FaFit>;
 
 DataMatrix SampleModel(const FaModel& m, Eigen::Index n, std::optional<std::uint64_t> seed) {
   Generator gen = seed ? Generator::FromSeed(*seed) : ValueOrThrow(Generator::FromOsEntropy());
@@ -48,14 +37,9 @@ DataMatrix SampleModel(const FaModel& m, Eigen::Index n, std::optional<std::uint
 }  // namespace
 
 void RegisterFactorAnalysis(py::module_& m) {
-  m.def("fit_fa", &FitFaArray, py::arg("x"), py::arg("shared"), py::arg("model"),
-        "Fits factor analysis to x (C-contiguous float64, not copied) through the "
-        "private-fit pipeline, without the GIL; returns (model_json, warnings).");
-  py::class_<FaModel>(m, "FaModel", "A fitted factor analysis model (a dpem-fa file).")
-      .def_static(
-          "from_json",
-          [](const std::string& text) { return FaModel{ValueOrThrow(FaModelFromJson(text))}; },
-          py::arg("text"))
+  DefFit<&FaOptions, &MakeFaFitTask>(m, "fit_fa", "Fits factor analysis");
+  BindModel<FaFit, &FaModelFromJson>(m, "FaModel",
+                                     "A fitted factor analysis model (a dpem-fa file).")
       .def_property_readonly("mean", [](const FaModel& f) { return f.fit.parameters.mean; })
       .def_property_readonly("loadings",
                              [](const FaModel& f) { return f.fit.parameters.loadings; })

@@ -35,18 +35,7 @@ GmmFitOptions GmmOptions(const py::dict& args) {
   return o;
 }
 
-py::tuple FitGmmArray(const py::array& x, const py::dict& shared_args, const py::dict& args) {
-  SharedFitArgs shared = ParseSharedFitArgs(shared_args);
-  GmmFitOptions options = GmmOptions(args);
-  ApplySharedFitArgs(shared, options);
-  GmmFitTask task = MakeGmmFitTask(std::move(options));
-  return ToPython(RunFitOnArray(task, x, std::move(shared.request)));
-}
-
-// A fitted mixture, as read from its model file.
-struct GmmModel {
-  GmmFit fit;
-};
+using GmmModel = FittedModel<GmmFit>;
 
 // The K covariances as a K x d x d array.
 py::array_t<double> Covariances(const GmmModel& m) {
@@ -82,14 +71,9 @@ py::tuple SampleModel(const GmmModel& m, Eigen::Index n, std::optional<std::uint
 }  // namespace
 
 void RegisterGmm(py::module_& m) {
-  m.def("fit_gmm", &FitGmmArray, py::arg("x"), py::arg("shared"), py::arg("model"),
-        "Fits a Gaussian mixture to x (C-contiguous float64, not copied) through the "
-        "private-fit pipeline, without the GIL; returns (model_json, warnings).");
-  py::class_<GmmModel>(m, "GmmModel", "A fitted Gaussian mixture (a dpem-gmm model file).")
-      .def_static(
-          "from_json",
-          [](const std::string& text) { return GmmModel{ValueOrThrow(GmmModelFromJson(text))}; },
-          py::arg("text"))
+  DefFit<&GmmOptions, &MakeGmmFitTask>(m, "fit_gmm", "Fits a Gaussian mixture");
+  BindModel<GmmFit, &GmmModelFromJson>(m, "GmmModel",
+                                       "A fitted Gaussian mixture (a dpem-gmm model file).")
       .def_property_readonly("weights", [](const GmmModel& g) { return g.fit.parameters.weights; })
       .def_property_readonly("means", [](const GmmModel& g) { return g.fit.parameters.means; })
       .def_property_readonly("covariances", &Covariances)

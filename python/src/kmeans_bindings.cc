@@ -29,33 +29,14 @@ KmeansFitOptions KmeansOptions(const py::dict& args) {
   return o;
 }
 
-py::tuple FitKmeansArray(const py::array& x, const py::dict& shared_args,
-                         const py::dict& args) {
-  SharedFitArgs shared = ParseSharedFitArgs(shared_args);
-  KmeansFitOptions options = KmeansOptions(args);
-  ApplySharedFitArgs(shared, options);
-  KmeansFitTask task = MakeKmeansFitTask(std::move(options));
-  return ToPython(RunFitOnArray(task, x, std::move(shared.request)));
-}
-
-// A fitted k-means model, as read from its model file.
-struct KmeansModel {
-  KmeansFit fit;
-};
+using KmeansModel = FittedModel<KmeansFit>;
 
 }  // namespace
 
 void RegisterKmeans(py::module_& m) {
-  m.def("fit_kmeans", &FitKmeansArray, py::arg("x"), py::arg("shared"), py::arg("model"),
-        "Fits k-means to x (C-contiguous float64, not copied) through the private-fit "
-        "pipeline, without the GIL; returns (model_json, warnings).");
-  py::class_<KmeansModel>(m, "KmeansModel", "A fitted k-means model (a dpem-kmeans file).")
-      .def_static(
-          "from_json",
-          [](const std::string& text) {
-            return KmeansModel{ValueOrThrow(KmeansModelFromJson(text))};
-          },
-          py::arg("text"))
+  DefFit<&KmeansOptions, &MakeKmeansFitTask>(m, "fit_kmeans", "Fits k-means");
+  BindModel<KmeansFit, &KmeansModelFromJson>(m, "KmeansModel",
+                                             "A fitted k-means model (a dpem-kmeans file).")
       .def_property_readonly("centres", [](const KmeansModel& k) { return k.fit.centres; })
       .def("nicv", RowsMethod<KmeansModel>([](const KmeansModel& k, const DataMatrix& x) {
              return Nicv(k.fit.centres, x, k.fit.domain.center);

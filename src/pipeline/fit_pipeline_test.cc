@@ -41,19 +41,6 @@ GmmFitOptions PrivateOptions(double epsilon) {
   return o;
 }
 
-// A request whose opener borrows `x` and records that it ran.
-FitRequest RequestOpening(const DataMatrix& x, bool* opened) {
-  FitRequest r;
-  r.input = "X";
-  r.seed = 5;
-  r.open_source = [&x, opened]() -> StatusOr<std::unique_ptr<RowSource>> {
-    *opened = true;
-    DPEM_ASSIGN_OR_RETURN(MatrixRowSource source, MatrixRowSource::Borrow(x));
-    return std::unique_ptr<RowSource>(std::make_unique<MatrixRowSource>(std::move(source)));
-  };
-  return r;
-}
-
 class FitPipelineOpenSourceTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -63,53 +50,58 @@ class FitPipelineOpenSourceTest : public ::testing::Test {
   void TearDown() override { std::remove(budget_.c_str()); }
   long long Charges() const { return BudgetStore::Open(budget_)->Get("d")->charges; }
 
+  // A request charging data set "d" of the budget, whose opener borrows the
+  // records and sets `opened_`.
+  FitRequest Request() {
+    FitRequest r;
+    r.input = "X";
+    r.seed = 5;
+    r.budget_file = budget_;
+    r.dataset = "d";
+    r.open_source = [this]() -> StatusOr<std::unique_ptr<RowSource>> {
+      opened_ = true;
+      DPEM_ASSIGN_OR_RETURN(MatrixRowSource source, MatrixRowSource::Borrow(x_));
+      return std::unique_ptr<RowSource>(std::make_unique<MatrixRowSource>(std::move(source)));
+    };
+    return r;
+  }
+
   const std::string budget_ = TempPath("budget.db");
   const DataMatrix x_ = TwoGroups();
+  bool opened_ = false;
 };
 
 TEST_F(FitPipelineOpenSourceTest, OpensTheDataAfterTheChargeAndFitsIt) {
-  bool opened = false;
-  FitRequest r = RequestOpening(x_, &opened);
-  r.budget_file = budget_;
-  r.dataset = "d";
+  const FitRequest r = Request();
   GmmFitTask task = MakeGmmFitTask(PrivateOptions(1.0));
   ASSERT_TRUE(RunFit(task, r).ok());
-  EXPECT_TRUE(opened);
+  EXPECT_TRUE(opened_);
   EXPECT_EQ(task.fitted().n, 200);
   EXPECT_EQ(Charges(), 1);
 }
 
 TEST_F(FitPipelineOpenSourceTest, ABudgetThatRefusesTheFitLeavesTheDataUnopened) {
-  bool opened = false;
-  FitRequest r = RequestOpening(x_, &opened);
-  r.budget_file = budget_;
-  r.dataset = "d";
+  const FitRequest r = Request();
   GmmFitTask task = MakeGmmFitTask(PrivateOptions(5.0));  // More than the total 3.
   EXPECT_EQ(RunFit(task, r).code(), StatusCode::kFailedPrecondition);
-  EXPECT_FALSE(opened);
+  EXPECT_FALSE(opened_);
   EXPECT_EQ(Charges(), 0);
 }
 
 TEST_F(FitPipelineOpenSourceTest, InvalidOptionsAreRefusedBeforeTheChargeAndTheData) {
-  bool opened = false;
-  FitRequest r = RequestOpening(x_, &opened);
-  r.budget_file = budget_;
-  r.dataset = "d";
+  const FitRequest r = Request();
   GmmFitOptions options = PrivateOptions(1.0);
   options.domain.data_norm = std::numeric_limits<double>::quiet_NaN();
   GmmFitTask task = MakeGmmFitTask(options);
   const Status s = RunFit(task, r);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("data_norm"), std::string::npos);
-  EXPECT_FALSE(opened);
+  EXPECT_FALSE(opened_);
   EXPECT_EQ(Charges(), 0);
 }
 
 TEST_F(FitPipelineOpenSourceTest, TheOpenersErrorIsReturnedUnchangedAfterTheCharge) {
-  FitRequest r;
-  r.input = "X";
-  r.budget_file = budget_;
-  r.dataset = "d";
+  FitRequest r = Request();
   r.open_source = []() -> StatusOr<std::unique_ptr<RowSource>> {
     return InvalidArgumentError("X: record 7 has a NaN or infinite value");
   };
