@@ -159,9 +159,13 @@ class DpemEstimator(BaseEstimator):
         model_json, lines = type(self)._fit_function(
             rows, self._shared_fit_args(), self._model_args()
         )
-        self._set_fitted(model_json)
-        self._check_feature_names(X, reset=True)
-        self._check_n_features(rows, reset=True)
+        try:
+            self._set_fitted(model_json)
+            self._check_feature_names(X, reset=True)
+            self._check_n_features(rows, reset=True)
+        except BaseException:
+            self._reset()
+            raise
         self._warn(lines)
         return rows
 
@@ -177,6 +181,8 @@ class DpemEstimator(BaseEstimator):
         return self
 
     def _reset(self):
+        """Removes every fitted attribute (those ending in "_", and the
+        model): the estimator is unfitted."""
         for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
             delattr(self, name)
         for name in ("_model", "_model_json"):
@@ -245,7 +251,7 @@ class DpemEstimator(BaseEstimator):
         private = privacy.get("private", False)
         return {
             "epsilon": privacy["target_epsilon"] if private else math.inf,
-            "delta": privacy.get("target_delta") if private else None,
+            "delta": (privacy.get("target_delta") or None) if private else None,  # 0: pure DP.
             "data_norm": "from_data" if transform["from_data"] else transform["data_norm"],
             "data_center": transform.get("center"),
             "random_state": privacy.get("seed") if privacy.get("seeded") else None,

@@ -22,7 +22,8 @@ class KMeans(ClusterMixin, DpemEstimator):
         the private start, 10 from a random start, 100 for plain Lloyd.
     method : {"cdp-gauss", "cdp-laplace", "dplloyd", "dplloyd-zcdp"}
     accountant : str, default="rdp"
-        The composition of cdp-gauss and cdp-laplace.
+        The composition of cdp-gauss and cdp-laplace (the DPLloyd methods
+        fix theirs: linear and zcdp).
     init : {"private", "kmeans++", "random"} or None, default=None
 
     Attributes
@@ -59,12 +60,6 @@ class KMeans(ClusterMixin, DpemEstimator):
     ):
         self._store_params(locals())
 
-
-    def _shared_fit_args(self):
-        args = super()._shared_fit_args()
-        if self.method in ("dplloyd", "dplloyd-zcdp"):
-            args["accountant"] = None  # Their composition is fixed.
-        return args
 
     def _set_model_attributes(self, model, document):
         self.cluster_centers_ = np.asarray(model.centres)

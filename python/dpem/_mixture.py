@@ -158,15 +158,20 @@ class GaussianMixture(DensityMixin, DpemEstimator):
         covariance = {"full": d * (d + 1) / 2.0, "diag": d, "spherical": 1}
         return int(k * covariance[self.covariance_type] + k * d + k - 1)
 
+    def _minus_twice_log_likelihood(self, X):
+        """(-2 log L of X, n): the criteria's first term and X's size."""
+        rows = self._rows_for_model(X)
+        return -2 * float(self._model.score(rows)) * rows.shape[0], rows.shape[0]
+
     def bic(self, X):
         """The Bayesian information criterion of X (lower is better)."""
-        n = self._rows_for_model(X).shape[0]
-        return -2 * self.score(X) * n + self._n_parameters() * np.log(n)
+        fit, n = self._minus_twice_log_likelihood(X)
+        return fit + self._n_parameters() * np.log(n)
 
     def aic(self, X):
         """Akaike's information criterion of X (lower is better)."""
-        n = self._rows_for_model(X).shape[0]
-        return -2 * self.score(X) * n + 2 * self._n_parameters()
+        fit, _ = self._minus_twice_log_likelihood(X)
+        return fit + 2 * self._n_parameters()
 
 
 def _precisions_cholesky(full, kind):

@@ -42,6 +42,12 @@ CASES = {
         ["kmeans", "--method", "cdp-gauss", "--components", 5, "--epsilon", 1,
          "--delta", 1e-5, *GOWALLA_FLAGS],
     ),
+    "kmeans-dplloyd": (
+        dpem.KMeans(4, method="dplloyd", max_iter=5, epsilon=2.0, random_state=11,
+                    **GOWALLA_DOMAIN),
+        ["kmeans", "--method", "dplloyd", "--components", 4, "--iterations", 5,
+         "--epsilon", 2, *GOWALLA_FLAGS],
+    ),
     "fa-private": (
         dpem.FactorAnalysis(1, epsilon=1.0, delta=1e-5, random_state=11, **GOWALLA_DOMAIN),
         ["fa", "--factors", 1, "--epsilon", 1, "--delta", 1e-5, *GOWALLA_FLAGS],
@@ -153,7 +159,10 @@ def test_pickle_round_trips(case, gowalla):
 
 def test_mixture_attributes_follow_scikit_learn(gowalla):
     from scipy import linalg
-    for kind, shape in [("full", (3, 2, 2)), ("diag", (3, 2)), ("spherical", (3,))]:
+    # Free parameters of 3 components in 2-D: 2 weights, 6 means, and 9, 6
+    # or 3 covariance entries.
+    for kind, shape, free in [("full", (3, 2, 2), 17), ("diag", (3, 2), 14),
+                              ("spherical", (3,), 11)]:
         gm = dpem.GaussianMixture(3, covariance_type=kind, epsilon=math.inf, random_state=0,
                                   **GOWALLA_DOMAIN).fit(gowalla)
         assert gm.weights_.shape == (3,) and gm.means_.shape == (3, 2)
@@ -165,8 +174,8 @@ def test_mixture_attributes_follow_scikit_learn(gowalla):
             p = p if kind == "full" else np.diag(np.broadcast_to(p, (2,)))
             assert np.allclose(p @ p.T, linalg.inv(full[k]), rtol=1e-9)
         n = len(gowalla)
-        assert gm.bic(gowalla) > gm.aic(gowalla) > -2 * gm.score(gowalla) * n
-        assert np.allclose(np.exp(gm.score_samples(gowalla)).sum() / n,
-                           np.mean(np.exp(gm.score_samples(gowalla))))
+        fit = -2 * gm.score(gowalla) * n
+        assert gm.bic(gowalla) == pytest.approx(fit + free * np.log(n), rel=1e-12)
+        assert gm.aic(gowalla) == pytest.approx(fit + 2 * free, rel=1e-12)
         assert np.mean(gm.score_samples(gowalla)) == pytest.approx(gm.score(gowalla), 1e-12)
         assert np.allclose(gm.predict_proba(gowalla).sum(axis=1), 1)
