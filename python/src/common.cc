@@ -82,9 +82,7 @@ SharedFitArgs ParseSharedFitArgs(const py::dict& args) {
   const std::vector<double> center = Get<std::vector<double>>(args, "data_center", {});
   s.domain.center = Eigen::Map<const Eigen::VectorXd>(center.data(),
                                                       static_cast<Eigen::Index>(center.size()));
-  if (const std::string name = Get<std::string>(args, "accountant", ""); !name.empty()) {
-    s.accountant = NamedValueOrThrow("accountant", ParseAccountantKind(name));
-  }
+  s.accountant = OptionalParsed(args, "accountant", ParseAccountantKind);
   s.engine.threads = Get<int>(args, "threads", 0);
   if (args.contains("seed") && !args["seed"].is_none()) {
     s.request.seed = Get<std::uint64_t>(args, "seed", 0);

@@ -15,6 +15,8 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -174,6 +176,22 @@ T NamedValueOrThrow(const char* name, StatusOr<T> value) {
   if (!value.ok()) ThrowStatus(InvalidArgumentError(std::string(name) + ": " +
                                                     value.status().message()));
   return std::move(value).value();
+}
+
+// Key `name` of `d` (a string; `fallback` when missing or None) parsed by
+// `parse` (ParseCovarianceType, ParseGmmInit, ...): ValueError "<name>:
+// <message>" for a value it refuses.
+template <typename Parse>
+auto Parsed(const py::dict& d, const char* name, const char* fallback, Parse parse) {
+  return NamedValueOrThrow(name, parse(Get<std::string>(d, name, fallback)));
+}
+
+// The same, but unset when the key is missing or None.
+template <typename Parse>
+auto OptionalParsed(const py::dict& d, const char* name, Parse parse)
+    -> std::optional<std::remove_cvref_t<decltype(*parse(std::string_view()))>> {
+  if (!d.contains(name) || d[name].is_none()) return std::nullopt;
+  return Parsed(d, name, "", parse);
 }
 
 }  // namespace dpem::python

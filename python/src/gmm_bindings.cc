@@ -25,13 +25,9 @@ GmmFitOptions GmmOptions(const py::dict& args) {
   GmmFitOptions o;
   o.components = Get<int>(args, "n_components", 0);
   o.iterations = Get<int>(args, "max_iter", 0);
-  o.covariance = NamedValueOrThrow(
-      "covariance_type", ParseCovarianceType(Get<std::string>(args, "covariance_type", "full")));
-  if (const std::string init = Get<std::string>(args, "init", ""); !init.empty()) {
-    o.init = NamedValueOrThrow("init", ParseGmmInit(init));
-  }
-  o.mechanisms = NamedValueOrThrow(
-      "mechanisms", ParseGmmMechanisms(Get<std::string>(args, "mechanisms", "joint")));
+  o.covariance = Parsed(args, "covariance_type", "full", ParseCovarianceType);
+  o.init = OptionalParsed(args, "init", ParseGmmInit);
+  o.mechanisms = Parsed(args, "mechanisms", "joint", ParseGmmMechanisms);
   return o;
 }
 

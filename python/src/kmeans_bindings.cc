@@ -21,11 +21,8 @@ KmeansFitOptions KmeansOptions(const py::dict& args) {
   KmeansFitOptions o;
   o.components = Get<int>(args, "n_clusters", 0);
   o.iterations = Get<int>(args, "max_iter", 0);
-  o.method = NamedValueOrThrow("method",
-                               ParseKmeansMethod(Get<std::string>(args, "method", "cdp-gauss")));
-  if (const std::string init = Get<std::string>(args, "init", ""); !init.empty()) {
-    o.init = NamedValueOrThrow("init", ParseKmeansInit(init));
-  }
+  o.method = Parsed(args, "method", "cdp-gauss", ParseKmeansMethod);
+  o.init = OptionalParsed(args, "init", ParseKmeansInit);
   return o;
 }
 
