@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages dpem needs to build, test and run its scripts
-# (the Python ones for /usr/bin/python3: plots and scikit-learn references),
+# (the Python ones for /usr/bin/python3: plots, scikit-learn references, and
+# the Python package dpem: pybind11, pandas, pytest),
 # skipping those already present. Safe to run repeatedly. Needs root (or sudo).
 set -euo pipefail
 
@@ -12,6 +13,7 @@ packages=(
   libopenblas-dev liblapacke-dev libspectra-dev libsqlite3-dev
   clang libclang-rt-14-dev
   python3-numpy python3-matplotlib python3-scipy python3-sklearn
+  python3-dev pybind11-dev python3-pybind11 python3-pandas python3-pytest
 )
 
 missing=()

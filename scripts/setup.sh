@@ -10,7 +10,17 @@ source scripts/lib/steps.sh
 steps_log out/setup.log
 echo "dpem set-up (apt, CMake and compiler output: $DPEM_LOG)"
 step "Debian packages (scripts/install_deps.sh)" scripts/install_deps.sh
-step "building build/dpem (scripts/build.sh)" scripts/build.sh -DDPEM_BUILD_TESTS=OFF
+step "building build/dpem and the Python package (scripts/build.sh)" \
+  scripts/build.sh -DDPEM_BUILD_TESTS=OFF -DDPEM_BUILD_PYTHON=ON
+# The Python package, copied into /usr/local/lib/python3.X/dist-packages for
+# /usr/bin/python3 (cmake/parts/python.cmake): `import dpem` works in any
+# shell, and keeps working if build/ is removed. Re-run this script to update it.
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+step "installing the Python package dpem for /usr/bin/python3" \
+  $sudo cmake --install build --component python
+step "checking /usr/bin/python3 -c 'import dpem' in a clean environment" \
+  env -i PATH=/usr/bin:/bin /usr/bin/python3 -c "import dpem"
 
 data=data/gowalla_nyc_checkins.csv
 # The public domain: the published NYC bounding box (centre and radius in
@@ -30,4 +40,6 @@ build/dpem score --model out/gowalla_nonprivate.json --input "$data"
 step "drawing both models over the data: out/gowalla.png (scripts/plot_gmm.py)" \
   /usr/bin/python3 scripts/plot_gmm.py "$data" out/gowalla_nonprivate.json out/gowalla.png \
   out/gowalla_private.json
+echo "== Python: the README's quick start (examples/python/quick_start.py)"
+/usr/bin/python3 examples/python/quick_start.py
 echo "== The model files (parameters, domain, guarantee and every release) are in out/"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds dpem with its tests and benchmarks, runs every test, then installs it
-# to a scratch prefix and builds examples/with_cmake against it with
-# find_package(dpem). Long audits and experiments are not part of this. The
+# Builds dpem with its tests, benchmarks and Python package, runs every test
+# (the Python package's pytest suite among them: CTest label python, against
+# build/python), then installs it to a scratch prefix and builds
+# examples/with_cmake against it with find_package(dpem). Long audits and experiments are not part of this. The
 # output of apt, CMake and the compiler goes to out/test.log (its end is shown
 # if a step fails); CTest's and the fuzzers' output is printed as before.
 set -euo pipefail
@@ -9,8 +10,8 @@ cd "$(dirname "$0")/.."
 source scripts/lib/steps.sh
 steps_log out/test.log
 step "Debian packages (scripts/install_deps.sh)" scripts/install_deps.sh
-step "building build/ with the tests and benchmarks (scripts/build.sh)" \
-  scripts/build.sh -DDPEM_BUILD_TESTS=ON -DDPEM_BUILD_BENCHMARKS=ON
+step "building build/ with the tests, benchmarks and Python package (scripts/build.sh)" \
+  scripts/build.sh -DDPEM_BUILD_TESTS=ON -DDPEM_BUILD_BENCHMARKS=ON -DDPEM_BUILD_PYTHON=ON
 (cd build && ctest --output-on-failure --parallel "$(nproc)" --timeout 900)
 # A short fuzzing run of the CSV, .npy and model-file readers (clang++,
 # ASan + UBSan, build-fuzz); FUZZ_SECONDS per target, 0 skips it.

@@ -8,7 +8,7 @@
 namespace dpem {
 namespace {
 
-Status CheckMatrix(const DataMatrix& x) {
+Status CheckMatrix(const RowBlock& x) {
   if (x.cols() < 1) return InvalidArgumentError("the data have no columns");
   if (x.allFinite()) return OkStatus();
   for (Eigen::Index i = 0; i < x.rows(); ++i) {
@@ -28,12 +28,21 @@ RowBlock ViewOf(const DataMatrix& x) { return RowBlock(x.data(), x.rows(), x.col
 }  // namespace
 
 StatusOr<MatrixRowSource> MatrixRowSource::Borrow(const DataMatrix& x) {
-  DPEM_RETURN_IF_ERROR(CheckMatrix(x));
-  return MatrixRowSource(nullptr, ViewOf(x));
+  return Borrow(x.data(), x.rows(), x.cols());
+}
+
+StatusOr<MatrixRowSource> MatrixRowSource::Borrow(const double* data, Eigen::Index rows,
+                                                  Eigen::Index cols) {
+  if (rows < 0 || cols < 0 || (data == nullptr && rows * cols > 0)) {
+    return InvalidArgumentError("the data have a negative shape or no storage");
+  }
+  const RowBlock view(data, rows, cols);
+  DPEM_RETURN_IF_ERROR(CheckMatrix(view));
+  return MatrixRowSource(nullptr, view);
 }
 
 StatusOr<MatrixRowSource> MatrixRowSource::Own(DataMatrix x) {
-  DPEM_RETURN_IF_ERROR(CheckMatrix(x));
+  DPEM_RETURN_IF_ERROR(CheckMatrix(ViewOf(x)));
   auto owned = std::make_shared<const DataMatrix>(std::move(x));
   const RowBlock view = ViewOf(*owned);
   return MatrixRowSource(std::move(owned), view);

@@ -57,6 +57,27 @@ TEST(MatrixRowSourceTest, RejectsNonFiniteAndEmptyColumns) {
   EXPECT_FALSE(MatrixRowSource::Own(DataMatrix(3, 0)).ok());
 }
 
+TEST(MatrixRowSourceTest, BorrowsARawRowMajorBufferWithoutCopying) {
+  const DataMatrix x = Sequence(7, 3);
+  const std::vector<double> buffer(x.data(), x.data() + x.size());
+  const MatrixRowSource source = *MatrixRowSource::Borrow(buffer.data(), 7, 3);
+  EXPECT_EQ(source.matrix().data(), buffer.data());
+  EXPECT_EQ(source.rows(), 7);
+  EXPECT_EQ(source.cols(), 3);
+  EXPECT_EQ(ReadAllBlocks(source, 2), x);
+  EXPECT_EQ(MatrixRowSource::Borrow(nullptr, 0, 2)->rows(), 0);
+}
+
+TEST(MatrixRowSourceTest, RawBufferChecksShapeAndValues) {
+  std::vector<double> buffer = {1, 2, 3, std::numeric_limits<double>::infinity()};
+  const StatusOr<MatrixRowSource> inf = MatrixRowSource::Borrow(buffer.data(), 2, 2);
+  EXPECT_EQ(inf.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(inf.status().message().find("record 2"), std::string::npos);
+  EXPECT_FALSE(MatrixRowSource::Borrow(buffer.data(), 4, 0).ok());
+  EXPECT_FALSE(MatrixRowSource::Borrow(buffer.data(), -1, 2).ok());
+  EXPECT_FALSE(MatrixRowSource::Borrow(nullptr, 2, 2).ok());
+}
+
 TEST(NpyRowSourceTest, MapsFloat64WithoutCopyingAndMatchesReadNpy) {
   const std::string path = TempPath("f8.npy");
   const DataMatrix x = Sequence(1000, 7);

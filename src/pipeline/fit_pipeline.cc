@@ -63,7 +63,7 @@ Status CheckDomainRequest(FitTask& task, const FitRequest& r) {
 // Step 3: charges the task's (epsilon, delta) to the budget, if one is given.
 Status ChargeBudget(const FitTask& task, const FitRequest& r) {
   if (r.budget_file.empty()) return OkStatus();
-  if (r.source != nullptr && r.dataset.empty()) {
+  if ((r.source != nullptr || r.open_source) && r.dataset.empty()) {
     return InvalidArgumentError("a budget needs the data set's name when the data is not a file");
   }
   DPEM_ASSIGN_OR_RETURN(const double epsilon, task.ChargedEpsilon());
@@ -71,9 +71,14 @@ Status ChargeBudget(const FitTask& task, const FitRequest& r) {
                              r.command);
 }
 
-// The data of step 4: the caller's source, or the file opened into `owned`.
+// The data of step 4: the caller's source, or the caller's opener's or the
+// file's, opened into `owned`.
 StatusOr<const RowSource*> OpenData(const FitRequest& r, std::unique_ptr<RowSource>& owned) {
   if (r.source != nullptr) return r.source;
+  if (r.open_source) {
+    DPEM_ASSIGN_OR_RETURN(owned, r.open_source());
+    return owned.get();
+  }
   DPEM_ASSIGN_OR_RETURN(owned, OpenRowSource(r.input));
   return owned.get();
 }

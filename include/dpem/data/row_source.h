@@ -43,6 +43,12 @@ class MatrixRowSource final : public RowSource {
  public:
   // Borrows `x`; InvalidArgument if it has no columns or a non-finite value.
   static StatusOr<MatrixRowSource> Borrow(const DataMatrix& x);
+  // Borrows `rows` x `cols` doubles stored row by row (C order) at `data`,
+  // e.g. a NumPy array's buffer, which must outlive the source and not
+  // change; nothing is copied. rows >= 0 (`data` may be null when rows is
+  // 0); same checks as above.
+  static StatusOr<MatrixRowSource> Borrow(const double* data, Eigen::Index rows,
+                                          Eigen::Index cols);
   // Takes ownership of `x`; same checks.
   static StatusOr<MatrixRowSource> Own(DataMatrix x);
 

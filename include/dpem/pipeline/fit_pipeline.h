@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -65,12 +66,18 @@ struct FitRequest {
   // messages and, without `dataset`, in the budget.
   std::string input;
   const RowSource* source = nullptr;
+  // Without `source`: if set, opens the data at step 4, after the budget is
+  // charged, in place of the file `input` (a front-end whose data is in
+  // memory but checked when a source is made over it: Python's arrays).
+  // Its errors are returned as they are.
+  std::function<StatusOr<std::unique_ptr<RowSource>>()> open_source;
   // The model file to write (atomically); unset: none is written, and the
   // caller reads the result from its task.
   std::optional<std::string> output;
   // The budget (dpem/accounting/budget_store.h): none if `budget_file` is
   // empty. `dataset` names the data set, by default the hash of the file
-  // `input`; with a `source` it is required (the file may not be the data).
+  // `input`; with `source` or `open_source` it is required (the file may
+  // not be the data).
   std::string budget_file;
   std::string dataset;
   // Recorded with the charge and opening every warning ("dpem fit gmm").

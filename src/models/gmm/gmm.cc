@@ -172,23 +172,45 @@ Status CheckFiniteLogDensities(const Eigen::VectorXd& log_density, Eigen::Index 
   return OkStatus();
 }
 
-}  // namespace
-
-StatusOr<double> MeanLogLikelihood(const GmmParameters& params,
-                                   const DataMatrix& x) {
-  if (x.rows() < 1) return InvalidArgumentError("no records");
+// Validates `params` and `x`, then calls visit(first row, log-densities,
+// responsibilities) for each block of kEStepChunkRows rows of `x`, the
+// log-densities all finite (NumericalError naming the record otherwise).
+template <typename Visit>
+Status ForEachResponsibilityBlock(const GmmParameters& params, const DataMatrix& x,
+                                  Visit visit) {
   DPEM_ASSIGN_OR_RETURN(const GmmDensityEvaluator evaluator,
                         GmmDensityEvaluator::Create(params));
   DPEM_RETURN_IF_ERROR(ValidateData(params, x));
-  double total = 0;
   Eigen::MatrixXd gamma;
   for (Eigen::Index start = 0; start < x.rows(); start += kEStepChunkRows) {
     const Eigen::Index rows = std::min(kEStepChunkRows, x.rows() - start);
     const Eigen::VectorXd ll = evaluator.Responsibilities(x.middleRows(start, rows), &gamma);
     DPEM_RETURN_IF_ERROR(CheckFiniteLogDensities(ll, start));
-    total += ll.sum();
+    visit(start, ll, gamma);
   }
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<double> MeanLogLikelihood(const GmmParameters& params,
+                                   const DataMatrix& x) {
+  if (x.rows() < 1) return InvalidArgumentError("no records");
+  double total = 0;
+  DPEM_RETURN_IF_ERROR(ForEachResponsibilityBlock(
+      params, x, [&](Eigen::Index, const Eigen::VectorXd& ll, const Eigen::MatrixXd&) {
+        total += ll.sum();
+      }));
   return total / static_cast<double>(x.rows());
+}
+
+StatusOr<Eigen::VectorXd> LogDensities(const GmmParameters& params, const DataMatrix& x) {
+  Eigen::VectorXd out(x.rows());
+  DPEM_RETURN_IF_ERROR(ForEachResponsibilityBlock(
+      params, x, [&](Eigen::Index start, const Eigen::VectorXd& ll, const Eigen::MatrixXd&) {
+        out.segment(start, ll.size()) = ll;
+      }));
+  return out;
 }
 
 StatusOr<Eigen::VectorXi> Predict(const GmmParameters& params,
@@ -213,22 +235,17 @@ StatusOr<Eigen::VectorXi> Predict(const GmmParameters& params,
 
 StatusOr<DataMatrix> PredictProba(const GmmParameters& params,
                                   const DataMatrix& x) {
-  DPEM_ASSIGN_OR_RETURN(const GmmDensityEvaluator evaluator,
-                        GmmDensityEvaluator::Create(params));
-  DPEM_RETURN_IF_ERROR(ValidateData(params, x));
   DataMatrix proba(x.rows(), params.components());
-  Eigen::MatrixXd gamma;
-  for (Eigen::Index start = 0; start < x.rows(); start += kEStepChunkRows) {
-    const Eigen::Index rows = std::min(kEStepChunkRows, x.rows() - start);
-    const Eigen::VectorXd ll = evaluator.Responsibilities(x.middleRows(start, rows), &gamma);
-    DPEM_RETURN_IF_ERROR(CheckFiniteLogDensities(ll, start));
-    proba.middleRows(start, rows) = gamma;
-  }
+  DPEM_RETURN_IF_ERROR(ForEachResponsibilityBlock(
+      params, x,
+      [&](Eigen::Index start, const Eigen::VectorXd& ll, const Eigen::MatrixXd& gamma) {
+        proba.middleRows(start, ll.size()) = gamma;
+      }));
   return proba;
 }
 
 StatusOr<DataMatrix> Sample(const GmmParameters& params, Eigen::Index n,
-                            Generator& gen) {
+                            Generator& gen, Eigen::VectorXi* components) {
   DPEM_RETURN_IF_ERROR(ValidateParameters(params));
   if (n < 0) return InvalidArgumentError("sample size must be >= 0");
   const Eigen::Index d = params.dimension();
@@ -244,10 +261,12 @@ StatusOr<DataMatrix> Sample(const GmmParameters& params, Eigen::Index n,
     if (params.weights(k) > 0) last_positive = k;
   }
   DataMatrix draws(n, d);
+  if (components != nullptr) components->resize(n);
   Eigen::VectorXd z(d);
   for (Eigen::Index i = 0; i < n; ++i) {
     const Eigen::Index k =
         PickComponent(cumulative, gen.UniformOpen01(), last_positive);
+    if (components != nullptr) (*components)(i) = static_cast<int>(k);
     for (Eigen::Index j = 0; j < d; ++j) z(j) = SampleStandardNormal(gen);
     draws.row(i) = params.means.row(k) +
                    (factors[k].triangularView<Eigen::Lower>() * z).transpose();

@@ -229,6 +229,11 @@ StatusOr<GmmParameters> MStep(const GmmStatistics& stats,
 StatusOr<double> MeanLogLikelihood(const GmmParameters& params,
                                    const DataMatrix& x);
 
+// log p(x_i | params) of each row of x (N entries; N may be 0), the numbers
+// MeanLogLikelihood averages. Same errors as MeanLogLikelihood (none for
+// N = 0).
+StatusOr<Eigen::VectorXd> LogDensities(const GmmParameters& params, const DataMatrix& x);
+
 // The most responsible component of each row of x (argmax_k gamma_ik).
 StatusOr<Eigen::VectorXi> Predict(const GmmParameters& params,
                                   const DataMatrix& x);
@@ -240,8 +245,9 @@ StatusOr<DataMatrix> PredictProba(const GmmParameters& params,
 // n i.i.d. draws (n x d) from the mixture: a component by its weight (one
 // gen.UniformOpen01 per draw), then mean + L z with L the Cholesky factor of
 // its covariance and z standard normal (SampleStandardNormal). n >= 0.
+// `components`, if not null, receives the component of each draw (n).
 StatusOr<DataMatrix> Sample(const GmmParameters& params, Eigen::Index n,
-                            Generator& gen);
+                            Generator& gen, Eigen::VectorXi* components = nullptr);
 
 // The parameters of the law of r X when X follows `params`: means * r,
 // covariances * r^2, weights unchanged. r > 0 and finite. Maps models fitted

@@ -1,0 +1,280 @@
+"""What dpem's estimators share: their privacy parameters, the fit through
+the C++ pipeline, the fitted model file, warnings, pickling and tags.
+
+Every fit goes through the library's one private-fit pipeline (dpem._core,
+over dpem/pipeline/fit_pipeline.h): the options are validated, the budget is
+charged, the data is read (without a copy for a C-contiguous float64 array),
+the noise drawn, and the model file's text returned. The estimator keeps that
+text (``to_json`` writes it, pickling stores it) and a model parsed from it,
+which does all scoring, so that a model scores the same in Python and in the
+CLI.
+"""
+
+import json
+import math
+import numbers
+import os
+import tempfile
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_array, check_is_fitted
+
+from . import _core
+from ._budget import Budget
+
+
+class PrivacyLeakWarning(RuntimeWarning):
+    """A fit whose differential-privacy guarantee does not hold.
+
+    Raised (as a warning) when a private fit takes its data bound from the
+    data (``data_norm="from_data"``) or is seeded (``random_state``): the
+    model is still fitted, and its ``privacy_["guarantee_void"]`` is True with
+    the reasons in ``privacy_["void_reasons"]``.
+    """
+
+
+DpemError = _core.DpemError
+
+
+def as_rows(X):
+    """X as a 2-D C-contiguous float64 NumPy array.
+
+    An array that is one already (a memory-mapped one included) is returned
+    as is, never copied; anything else (other dtypes, Fortran order, lists,
+    DataFrames) is converted. Values are not checked here: the library
+    refuses NaN and infinite entries with its own message.
+    """
+    return check_array(
+        X, dtype=np.float64, order="C", force_all_finite=False, ensure_min_samples=1
+    )
+
+
+def _real(name, value, allow_none=False):
+    """``value`` as a float, or None when allowed; TypeError naming it."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name}: expected a real number, got {value!r}")
+    return float(value)
+
+
+def _threads(n_jobs):
+    """The engine's thread count for scikit-learn's ``n_jobs``: None or -1
+    is every core (0), -2 all but one, and so on."""
+    if n_jobs is None:
+        return 0
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral):
+        raise TypeError(f"n_jobs: expected an integer or None, got {n_jobs!r}")
+    if n_jobs == 0:
+        raise ValueError("n_jobs: 0 is not a number of threads (None or -1: all cores)")
+    if n_jobs > 0:
+        return int(n_jobs)
+    return 0 if n_jobs == -1 else max(1, (os.cpu_count() or 1) + 1 + int(n_jobs))
+
+
+def seed_of(random_state):
+    """The library's seed for ``random_state``: None (the operating system's
+    CSPRNG), an integer >= 0, or a seed drawn from a RandomState."""
+    if random_state is None:
+        return None
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise ValueError(f"random_state: must be >= 0, got {random_state}")
+        return int(random_state)
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+def _data_norm(value):
+    """(R or None, from_data) for the ``data_norm`` parameter."""
+    if isinstance(value, str):
+        if value != "from_data":
+            raise ValueError(
+                f"data_norm: a number, 'from_data' or None (plain fits), got {value!r}"
+            )
+        return None, True
+    return _real("data_norm", value, allow_none=True), False
+
+
+class DpemEstimator(BaseEstimator):
+    """Base of dpem's estimators (not for direct use).
+
+    A subclass sets ``_fit_function`` (a dpem._core fit), ``_model_class``
+    (the dpem._core model parsed from the model file), ``_model_format``,
+    ``_model_params`` (its parameters that the fit takes besides the shared
+    ones), and implements ``_set_model_attributes`` and ``_params_of_model``.
+    """
+
+    _fit_function = None
+    _model_class = None
+    _model_format = None
+    _model_params = ()
+
+    def _store_params(self, params):
+        """Stores each constructor parameter as the attribute of its name,
+        and nothing else, as scikit-learn expects of ``__init__``
+        (``params``: the constructor's ``locals()``)."""
+        for name, value in params.items():
+            if name not in ("self", "__class__"):
+                setattr(self, name, value)
+
+    # -- the fit ---------------------------------------------------------
+
+    def _shared_fit_args(self):
+        """The arguments every model's fit takes (python/src/common.h)."""
+        data_norm, from_data = _data_norm(self.data_norm)
+        budget = self.budget
+        if budget is not None and not isinstance(budget, Budget):
+            raise TypeError(f"budget: expected a dpem.Budget or None, got {budget!r}")
+        center = self.data_center
+        return {
+            "epsilon": _real("epsilon", self.epsilon),
+            "delta": _real("delta", self.delta, allow_none=True),
+            "data_norm": data_norm,
+            "data_norm_from_data": from_data,
+            "data_center": None if center is None else [float(c) for c in np.ravel(center)],
+            "accountant": getattr(self, "accountant", None),
+            "threads": _threads(self.n_jobs),
+            "seed": seed_of(self.random_state),
+            "budget_file": None if budget is None else os.fspath(budget.path),
+            "dataset": None if budget is None else budget.dataset,
+            "command": f"dpem.{type(self).__name__}.fit",
+        }
+
+    def _model_args(self):
+        """The model's own arguments (python/src/<model>_bindings.cc): the
+        parameters named by ``_model_params``."""
+        return {name: getattr(self, name) for name in type(self)._model_params}
+
+    def _fit_rows(self, X):
+        """Fits X; returns the checked array (for labels_ and the like).
+
+        Nothing of a previous fit survives a call, and a failed call leaves
+        the estimator unfitted.
+        """
+        self._reset()
+        rows = as_rows(X)
+        model_json, lines = type(self)._fit_function(
+            rows, self._shared_fit_args(), self._model_args()
+        )
+        try:
+            self._set_fitted(model_json)
+            self._check_feature_names(X, reset=True)
+            self._check_n_features(rows, reset=True)
+        except BaseException:
+            self._reset()
+            raise
+        self._warn(lines)
+        return rows
+
+    def fit(self, X, y=None):
+        """Fits the model to X (n_samples x n_features); y is ignored.
+
+        A private fit (finite ``epsilon``) charges ``budget`` before it reads
+        the data, and draws its noise from the operating system's CSPRNG
+        unless ``random_state`` is set (which voids its guarantee and warns
+        :class:`PrivacyLeakWarning`). Returns self.
+        """
+        self._fit_rows(X)
+        return self
+
+    def _reset(self):
+        """Removes every fitted attribute (those ending in "_", and the
+        model): the estimator is unfitted."""
+        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, name)
+        for name in ("_model", "_model_json"):
+            self.__dict__.pop(name, None)
+
+    def _set_fitted(self, model_json):
+        """Sets every fitted attribute from the model file's text."""
+        model = type(self)._model_class.from_json(model_json)
+        document = json.loads(model_json)
+        self._model_json = model_json
+        self._model = model
+        self.privacy_ = document["privacy"]
+        self.n_iter_ = document["iterations"]
+        self._set_model_attributes(model, document)
+
+    def _set_model_attributes(self, model, document):
+        raise NotImplementedError
+
+    def _warn(self, lines):
+        """The pipeline's warnings: PrivacyLeakWarning for those that say why
+        the guarantee is void, RuntimeWarning for the others."""
+        reasons = self.privacy_.get("void_reasons", [])
+        for line in lines:
+            void = any(reason in line for reason in reasons)
+            warnings.warn(line, PrivacyLeakWarning if void else RuntimeWarning, stacklevel=4)
+
+    def _rows_for_model(self, X):
+        """X checked against the fit (features and their names) as rows."""
+        check_is_fitted(self)
+        self._check_feature_names(X, reset=False)
+        rows = as_rows(X)
+        self._check_n_features(rows, reset=False)
+        return rows
+
+    # -- model files and pickling -----------------------------------------
+
+    def to_json(self, path):
+        """Writes the model file (the CLI's format, byte for byte what
+        ``dpem fit`` writes for the same fit) to ``path``, atomically."""
+        check_is_fitted(self)
+        directory = os.path.dirname(os.path.abspath(path))
+        fd, temporary = tempfile.mkstemp(prefix=".dpem-model-", dir=directory)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(self._model_json)
+            os.replace(temporary, path)
+        except BaseException:
+            if os.path.exists(temporary):
+                os.unlink(temporary)
+            raise
+
+    @classmethod
+    def _from_model_json(cls, model_json):
+        """The fitted estimator of a model file's text (see dpem.load)."""
+        document = json.loads(model_json)
+        estimator = cls(**cls._params_of_model(document))
+        estimator._set_fitted(model_json)
+        estimator.n_features_in_ = int(document["dimension"])
+        return estimator
+
+    @staticmethod
+    def _shared_params_of_model(document):
+        """The shared constructor parameters that a model file records."""
+        privacy = document["privacy"]
+        transform = document["data_transform"]
+        private = privacy.get("private", False)
+        return {
+            "epsilon": privacy["target_epsilon"] if private else math.inf,
+            "delta": (privacy.get("target_delta") or None) if private else None,  # 0: pure DP.
+            "data_norm": "from_data" if transform["from_data"] else transform["data_norm"],
+            "data_center": transform.get("center"),
+            "random_state": privacy.get("seed") if privacy.get("seeded") else None,
+        }
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())  # A copy: it may be __dict__ itself.
+        state.pop("_model", None)
+        return state
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        if "_model_json" in state:
+            self._model = type(self)._model_class.from_json(state["_model_json"])
+
+    # -- scikit-learn's tags ----------------------------------------------
+
+    def _more_tags(self):
+        # A private fit draws fresh noise from the operating system on every
+        # call: two fits differ, by design. Only a seed (random_state) makes
+        # it repeatable, and a seed voids the guarantee.
+        try:
+            private = float(self.epsilon) != math.inf
+        except (TypeError, ValueError):
+            private = True
+        return {"non_deterministic": private}

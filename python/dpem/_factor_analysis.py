@@ -1,0 +1,94 @@
+"""dpem.FactorAnalysis: differentially private factor analysis with the
+names of scikit-learn's ``sklearn.decomposition.FactorAnalysis``."""
+
+import numpy as np
+from sklearn.base import TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from . import _core
+from ._base import DpemEstimator, seed_of
+
+
+class FactorAnalysis(TransformerMixin, DpemEstimator):
+    """Factor analysis from one private release of the second moment, then
+    EM on it (park2017 Sec. 6; docs/factor_analysis.md).
+
+    The model is x = mean + W z + e with z ~ N(0, I) and e ~ N(0, Psi). The
+    mean is NOT estimated: it is the public ``data_center`` (the origin when
+    None), never a data mean, which would leak the data.
+
+    Parameters
+    ----------
+    n_components : int
+        The number of factors L (1 <= L <= n_features).
+    epsilon, delta, data_norm, data_center, random_state, budget, n_jobs
+        As for :class:`dpem.GaussianMixture`.
+    max_iter : int or None, default=None
+        EM iterations on the released matrix (post-processing); None: 100.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+        The loadings W, transposed (as scikit-learn's).
+    noise_variance_ : ndarray of shape (n_features,)
+    mean_ : ndarray of shape (n_features,)
+        The public centre.
+    privacy_, n_iter_, n_features_in_, feature_names_in_
+    """
+
+    _required_parameters = ["n_components", "epsilon", "data_norm"]
+    _fit_function = staticmethod(_core.fit_fa)
+    _model_class = _core.FaModel
+    _model_format = "dpem-fa"
+    _model_params = ("n_components", "max_iter")
+
+    def __init__(
+        self,
+        n_components,
+        *,
+        epsilon,
+        delta=None,
+        data_norm,
+        data_center=None,
+        max_iter=None,
+        random_state=None,
+        budget=None,
+        n_jobs=None,
+    ):
+        self._store_params(locals())
+
+
+    def _set_model_attributes(self, model, document):
+        self.components_ = np.asarray(model.loadings).T.copy()
+        self.noise_variance_ = np.asarray(model.noise_variances)
+        self.mean_ = np.asarray(model.mean)
+
+    @staticmethod
+    def _params_of_model(document):
+        params = DpemEstimator._shared_params_of_model(document)
+        params.update(
+            n_components=int(document["factors"]), max_iter=int(document["iterations"])
+        )
+        return params
+
+    def transform(self, X):
+        """E[z | x] for each row of X (n x L), as ``dpem transform``."""
+        return self._model.transform(self._rows_for_model(X))
+
+    def score(self, X, y=None):
+        """The mean log-likelihood of X: the number ``dpem score`` prints."""
+        return float(self._model.score(self._rows_for_model(X)))
+
+    def get_covariance(self):
+        """The model's covariance W W^T + Psi."""
+        check_is_fitted(self)
+        w = self.components_
+        return w.T @ w + np.diag(self.noise_variance_)
+
+    def sample(self, n_samples=1):
+        """n_samples synthetic records (post-processing: no budget spent),
+        seeded by ``random_state`` if set."""
+        check_is_fitted(self)
+        if n_samples < 1:
+            raise ValueError(f"n_samples: must be >= 1, got {n_samples}")
+        return self._model.sample(int(n_samples), seed_of(self.random_state))

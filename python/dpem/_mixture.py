@@ -1,0 +1,189 @@
+"""dpem.GaussianMixture: a differentially private Gaussian mixture with the
+names of scikit-learn's ``sklearn.mixture.GaussianMixture``."""
+
+import numpy as np
+from scipy import linalg
+from sklearn.base import DensityMixin
+from sklearn.utils.validation import check_is_fitted
+
+from . import _core
+from ._base import DpemEstimator, seed_of
+
+
+class GaussianMixture(DensityMixin, DpemEstimator):
+    """A Gaussian mixture fitted by differentially private EM.
+
+    The fit releases, every iteration, the mixture's sufficient statistics
+    with calibrated Gaussian noise (docs/gmm.md); ``epsilon=float("inf")``
+    fits plain EM with the same code and no noise.
+
+    Parameters
+    ----------
+    n_components : int
+        The number of components K (1 <= K <= n_samples).
+    covariance_type : {"full", "diag", "spherical"}, default="full"
+    epsilon : float
+        The total privacy budget (> 0), or ``float("inf")`` for plain EM.
+        Keyword-only, no default.
+    delta : float or None, default=None
+        The total delta in (0, 1); required by a private fit.
+    data_norm : float, "from_data" or None
+        The PUBLIC bound R on each record's L2 norm around ``data_center``;
+        records beyond it are clipped. Keyword-only, no default: a private fit
+        without it raises ValueError. ``"from_data"`` takes R from the data's
+        largest record, which reveals it: the fit warns
+        :class:`dpem.PrivacyLeakWarning` and its guarantee is void. None is
+        accepted by plain fits only (R is then the data's).
+    data_center : array-like of shape (n_features,) or None, default=None
+        The PUBLIC centre of the domain (the origin when None).
+    max_iter : int or None, default=None
+        The number of EM iterations J, all run (no convergence test). None:
+        3 for a private fit from the private start, 10 from a random start,
+        100 for plain EM.
+    accountant : str, default="rdp"
+        The composition that calibrates the noise (docs/accounting.md).
+    mechanisms : {"joint", "GGG", "LLG"}, default="joint"
+    init : {"private", "kmeans++", "random"} or None, default=None
+        The start; None: "private" for private fits (20% of the budget),
+        "kmeans++" for plain EM.
+    random_state : int, RandomState or None, default=None
+        Seeds the noise and the sampling. On a private fit this makes the
+        noise reproducible, so the guarantee is VOID (PrivacyLeakWarning).
+    budget : dpem.Budget or None, default=None
+        Charged with (epsilon, delta) before the data is read.
+    n_jobs : int or None, default=None
+        Threads of the fit (None or -1: all cores). The result does not
+        depend on it.
+
+    Attributes
+    ----------
+    weights_, means_, covariances_, precisions_cholesky_
+        As scikit-learn's, in the data's units.
+    privacy_ : dict
+        The model file's privacy block: target and certified (epsilon,
+        delta), accountant, every release, and ``guarantee_void``.
+    n_iter_ : int
+        The iterations run.
+    n_features_in_, feature_names_in_
+    """
+
+    _required_parameters = ["n_components", "epsilon", "data_norm"]
+    _fit_function = staticmethod(_core.fit_gmm)
+    _model_class = _core.GmmModel
+    _model_format = "dpem-gmm"
+    _model_params = ("n_components", "max_iter", "covariance_type", "init", "mechanisms")
+
+    def __init__(
+        self,
+        n_components,
+        *,
+        covariance_type="full",
+        epsilon,
+        delta=None,
+        data_norm,
+        data_center=None,
+        max_iter=None,
+        accountant="rdp",
+        mechanisms="joint",
+        init=None,
+        random_state=None,
+        budget=None,
+        n_jobs=None,
+    ):
+        self._store_params(locals())
+
+
+    def _set_model_attributes(self, model, document):
+        self.weights_ = np.asarray(model.weights)
+        self.means_ = np.asarray(model.means)
+        full = np.asarray(model.covariances)
+        kind = document["covariance_type"]
+        if kind == "full":
+            self.covariances_ = full
+        elif kind == "diag":
+            self.covariances_ = np.diagonal(full, axis1=1, axis2=2).copy()
+        else:
+            self.covariances_ = full[:, 0, 0].copy()
+        self.precisions_cholesky_ = _precisions_cholesky(full, kind)
+
+    @staticmethod
+    def _params_of_model(document):
+        privacy = document["privacy"]
+        params = DpemEstimator._shared_params_of_model(document)
+        params.update(
+            n_components=int(document["components"]),
+            covariance_type=document["covariance_type"],
+            max_iter=int(document["iterations"]),
+            init=document.get("init"),
+        )
+        if privacy.get("private", False):
+            params.update(accountant=privacy["accountant"], mechanisms=privacy["mechanisms"])
+        return params
+
+    def predict(self, X):
+        """The most probable component of each row of X."""
+        return np.asarray(self._model.predict(self._rows_for_model(X)), dtype=np.int64)
+
+    def fit_predict(self, X, y=None):
+        """Fits X, then predicts its components."""
+        return self.fit(X).predict(X)
+
+    def predict_proba(self, X):
+        """Each row's posterior probability of each component (n x K)."""
+        return self._model.predict_proba(self._rows_for_model(X))
+
+    def score_samples(self, X):
+        """log p(x) of each row of X under the mixture."""
+        return self._model.score_samples(self._rows_for_model(X))
+
+    def score(self, X, y=None):
+        """The mean log-likelihood of X: the number ``dpem score`` prints."""
+        return float(self._model.score(self._rows_for_model(X)))
+
+    def sample(self, n_samples=1):
+        """Draws (X, y): n_samples synthetic records and their components.
+
+        Sampling is post-processing: it spends no budget. The draws come from
+        the operating system's CSPRNG unless ``random_state`` is set (the
+        same draws as ``dpem sample --seed``).
+        """
+        check_is_fitted(self)
+        if n_samples < 1:
+            raise ValueError(f"n_samples: must be >= 1, got {n_samples}")
+        draws, labels = self._model.sample(int(n_samples), seed_of(self.random_state))
+        return draws, np.asarray(labels, dtype=np.int64)
+
+    def _n_parameters(self):
+        k, d = self.means_.shape
+        covariance = {"full": d * (d + 1) / 2.0, "diag": d, "spherical": 1}
+        return int(k * covariance[self.covariance_type] + k * d + k - 1)
+
+    def _minus_twice_log_likelihood(self, X):
+        """(-2 log L of X, n): the criteria's first term and X's size."""
+        rows = self._rows_for_model(X)
+        return -2 * float(self._model.score(rows)) * rows.shape[0], rows.shape[0]
+
+    def bic(self, X):
+        """The Bayesian information criterion of X (lower is better)."""
+        fit, n = self._minus_twice_log_likelihood(X)
+        return fit + self._n_parameters() * np.log(n)
+
+    def aic(self, X):
+        """Akaike's information criterion of X (lower is better)."""
+        fit, _ = self._minus_twice_log_likelihood(X)
+        return fit + 2 * self._n_parameters()
+
+
+def _precisions_cholesky(full, kind):
+    """scikit-learn's precisions_cholesky_ of K full covariance matrices
+    that have the structure ``kind``."""
+    if kind == "full":
+        d = full.shape[1]
+        return np.stack(
+            [
+                linalg.solve_triangular(linalg.cholesky(c, lower=True), np.eye(d), lower=True).T
+                for c in full
+            ]
+        )
+    diagonal = np.diagonal(full, axis1=1, axis2=2)
+    return 1.0 / np.sqrt(diagonal if kind == "diag" else diagonal[:, 0])

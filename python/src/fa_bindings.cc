@@ -1,0 +1,57 @@
+// Factor analysis for Python: a private fit through the pipeline
+// (MakeFaFitTask), and a model parsed from its model file (FaModelFromJson)
+// that scores, transforms and samples as `dpem score`, `dpem transform` and
+// `dpem sample` do.
+#include <pybind11/eigen.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "bindings.h"
+#include "common.h"
+#include "dpem/models/factor_analysis/fa_fit_task.h"
+#include "dpem/models/factor_analysis/fa_model_io.h"
+#include "dpem/random/generator.h"
+
+namespace dpem::python {
+namespace {
+
+// The model's own arguments (dpem/_factor_analysis.py): n_components (L)
+// and max_iter (J, 100 when None, as `dpem fit fa`).
+FaFitOptions FaOptions(const py::dict& args) {
+  FaFitOptions o;
+  o.em.factors = Get<int>(args, "n_components", 0);
+  o.em.iterations = Get<int>(args, "max_iter", 100);
+  return o;
+}
+
+using FaModel = FittedModel<FaFit>;
+
+DataMatrix SampleModel(const FaModel& m, Eigen::Index n, std::optional<std::uint64_t> seed) {
+  Generator gen = seed ? Generator::FromSeed(*seed) : ValueOrThrow(Generator::FromOsEntropy());
+  return ValueOrThrow(WithoutGil([&] { return FaSample(m.fit.parameters, n, gen); }));
+}
+
+}  // namespace
+
+void RegisterFactorAnalysis(py::module_& m) {
+  DefFit<&FaOptions, &MakeFaFitTask>(m, "fit_fa", "Fits factor analysis");
+  BindModel<FaFit, &FaModelFromJson>(m, "FaModel",
+                                     "A fitted factor analysis model (a dpem-fa file).")
+      .def_property_readonly("mean", [](const FaModel& f) { return f.fit.parameters.mean; })
+      .def_property_readonly("loadings",
+                             [](const FaModel& f) { return f.fit.parameters.loadings; })
+      .def_property_readonly("noise_variances",
+                             [](const FaModel& f) { return f.fit.parameters.noise_variances; })
+      .def("score", RowsMethod<FaModel>([](const FaModel& f, const DataMatrix& x) {
+             return FaMeanLogLikelihood(f.fit.parameters, x);
+           }))
+      .def("transform", RowsMethod<FaModel>([](const FaModel& f, const DataMatrix& x) {
+             return FaTransform(f.fit.parameters, x);
+           }))
+      .def("sample", &SampleModel, py::arg("n"), py::arg("seed") = py::none());
+}
+
+}  // namespace dpem::python

@@ -1,0 +1,83 @@
+// Gaussian mixtures for Python: a private fit through the pipeline
+// (MakeGmmFitTask), and a model parsed from its model file (GmmModelFromJson)
+// that scores, predicts and samples with the library's functions, so that a
+// model scores the same in Python and in `dpem score`.
+#include <pybind11/eigen.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "bindings.h"
+#include "common.h"
+#include "dpem/models/gmm/gmm_fit_task.h"
+#include "dpem/models/gmm/gmm_model_io.h"
+#include "dpem/random/generator.h"
+
+namespace dpem::python {
+namespace {
+
+// The model's own arguments (dpem/_mixture.py): n_components, max_iter
+// (None: the library's default J), covariance_type, init (None: the
+// default start), mechanisms.
+GmmFitOptions GmmOptions(const py::dict& args) {
+  GmmFitOptions o;
+  o.components = Get<int>(args, "n_components", 0);
+  o.iterations = Get<int>(args, "max_iter", 0);
+  o.covariance = Parsed(args, "covariance_type", "full", ParseCovarianceType);
+  o.init = OptionalParsed(args, "init", ParseGmmInit);
+  o.mechanisms = Parsed(args, "mechanisms", "joint", ParseGmmMechanisms);
+  return o;
+}
+
+using GmmModel = FittedModel<GmmFit>;
+
+// The K covariances as a K x d x d array.
+py::array_t<double> Covariances(const GmmModel& m) {
+  const GmmParameters& p = m.fit.parameters;
+  const auto k = static_cast<py::ssize_t>(p.components());
+  const auto d = static_cast<py::ssize_t>(p.dimension());
+  py::array_t<double> out({k, d, d});
+  auto view = out.mutable_unchecked<3>();
+  for (py::ssize_t c = 0; c < k; ++c) {
+    for (py::ssize_t i = 0; i < d; ++i) {
+      for (py::ssize_t j = 0; j < d; ++j) view(c, i, j) = p.covariances[c](i, j);
+    }
+  }
+  return out;
+}
+
+// The method model.<name>(X) = F(parameters, X).
+template <auto F>
+auto OfParameters() {
+  return RowsMethod<GmmModel>(
+      [](const GmmModel& g, const DataMatrix& x) { return F(g.fit.parameters, x); });
+}
+
+// `n` draws and the component of each (seeded if `seed` is given).
+py::tuple SampleModel(const GmmModel& m, Eigen::Index n, std::optional<std::uint64_t> seed) {
+  Generator gen = seed ? Generator::FromSeed(*seed) : ValueOrThrow(Generator::FromOsEntropy());
+  Eigen::VectorXi labels;
+  DataMatrix draws = ValueOrThrow(
+      WithoutGil([&] { return Sample(m.fit.parameters, n, gen, &labels); }));
+  return py::make_tuple(std::move(draws), std::move(labels));
+}
+
+}  // namespace
+
+void RegisterGmm(py::module_& m) {
+  DefFit<&GmmOptions, &MakeGmmFitTask>(m, "fit_gmm", "Fits a Gaussian mixture");
+  BindModel<GmmFit, &GmmModelFromJson>(m, "GmmModel",
+                                       "A fitted Gaussian mixture (a dpem-gmm model file).")
+      .def_property_readonly("weights", [](const GmmModel& g) { return g.fit.parameters.weights; })
+      .def_property_readonly("means", [](const GmmModel& g) { return g.fit.parameters.means; })
+      .def_property_readonly("covariances", &Covariances)
+      .def("score", OfParameters<&MeanLogLikelihood>())
+      .def("score_samples", OfParameters<&LogDensities>())
+      .def("predict", OfParameters<&Predict>())
+      .def("predict_proba", OfParameters<&PredictProba>())
+      .def("sample", &SampleModel, py::arg("n"), py::arg("seed") = py::none());
+}
+
+}  // namespace dpem::python

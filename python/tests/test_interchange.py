@@ -1,0 +1,181 @@
+"""Model files, dpem.load and pickle; and the CLI: the same input and seed
+give the same model file byte for byte, and a model fitted in Python scores,
+predicts and samples in the CLI as in Python."""
+
+import json
+import math
+import pickle
+
+import numpy as np
+import pytest
+
+import dpem
+
+from conftest import GOWALLA_DOMAIN
+
+GOWALLA_FLAGS = ["--data-norm", "0.36", "--data-center", "40.70,-73.98"]
+
+# (estimator, the same fit as `dpem fit` arguments), all seeded with 11.
+CASES = {
+    "gmm-private": (
+        dpem.GaussianMixture(
+            5, epsilon=1.0, delta=1e-5, random_state=11, **GOWALLA_DOMAIN
+        ),
+        ["gmm", "--components", 5, "--epsilon", 1, "--delta", 1e-5, *GOWALLA_FLAGS],
+    ),
+    "gmm-private-diag-ggg": (
+        dpem.GaussianMixture(
+            3, covariance_type="diag", mechanisms="GGG", max_iter=6, accountant="zcdp",
+            epsilon=2.0, delta=1e-6, random_state=11, **GOWALLA_DOMAIN,
+        ),
+        ["gmm", "--components", 3, "--covariance", "diag", "--mechanisms", "GGG",
+         "--iterations", 6, "--accountant", "zcdp", "--epsilon", 2, "--delta", 1e-6,
+         *GOWALLA_FLAGS],
+    ),
+    "gmm-plain": (
+        dpem.GaussianMixture(4, epsilon=math.inf, random_state=11, max_iter=20,
+                             **GOWALLA_DOMAIN),
+        ["gmm", "--components", 4, "--epsilon", "inf", "--iterations", 20, *GOWALLA_FLAGS],
+    ),
+    "kmeans-private": (
+        dpem.KMeans(5, epsilon=1.0, delta=1e-5, random_state=11, **GOWALLA_DOMAIN),
+        ["kmeans", "--method", "cdp-gauss", "--components", 5, "--epsilon", 1,
+         "--delta", 1e-5, *GOWALLA_FLAGS],
+    ),
+    "kmeans-dplloyd": (
+        dpem.KMeans(4, method="dplloyd", max_iter=5, epsilon=2.0, random_state=11,
+                    **GOWALLA_DOMAIN),
+        ["kmeans", "--method", "dplloyd", "--components", 4, "--iterations", 5,
+         "--epsilon", 2, *GOWALLA_FLAGS],
+    ),
+    "fa-private": (
+        dpem.FactorAnalysis(1, epsilon=1.0, delta=1e-5, random_state=11, **GOWALLA_DOMAIN),
+        ["fa", "--factors", 1, "--epsilon", 1, "--delta", 1e-5, *GOWALLA_FLAGS],
+    ),
+}
+
+
+def _fit(estimator, X):
+    with pytest.warns(dpem.PrivacyLeakWarning) if estimator.epsilon != math.inf else _none():
+        return estimator.fit(X)
+
+
+class _none:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+@pytest.fixture(scope="module")
+def gowalla_npy(gowalla, tmp_path_factory):
+    path = tmp_path_factory.mktemp("data") / "gowalla.npy"
+    np.save(path, gowalla)
+    return path
+
+
+@pytest.mark.parametrize("case", CASES, ids=list(CASES))
+def test_python_and_cli_write_the_same_model_file(case, gowalla, gowalla_npy, cli, tmp_path):
+    estimator, arguments = CASES[case]
+    _fit(estimator, gowalla).to_json(tmp_path / "python.json")
+    cli("fit", *arguments, "--seed", 11, "--quiet", "--input", gowalla_npy,
+        "--output", tmp_path / "cli.json")
+    assert (tmp_path / "python.json").read_bytes() == (tmp_path / "cli.json").read_bytes()
+
+
+@pytest.mark.parametrize("case", ["gmm-private", "kmeans-private", "fa-private"])
+def test_a_python_model_scores_the_same_in_the_cli(case, gowalla, gowalla_npy, cli, tmp_path):
+    estimator, _ = CASES[case]
+    _fit(estimator, gowalla).to_json(tmp_path / "model.json")
+    scores = json.loads(cli("score", "--model", tmp_path / "model.json",
+                            "--input", gowalla_npy, "--json"))
+    if case.startswith("kmeans"):
+        assert scores["nicv"] == estimator.nicv(gowalla)
+        assert estimator.score(gowalla) == pytest.approx(-scores["nicv"] * len(gowalla), 1e-12)
+    else:
+        assert scores["mean_log_likelihood"] == estimator.score(gowalla)
+    if not case.startswith("fa"):
+        labels = cli("predict", "--model", tmp_path / "model.json", "--input", gowalla_npy)
+        assert np.array_equal(np.array(labels.split(), dtype=int), estimator.predict(gowalla))
+
+
+def test_a_python_mixture_samples_as_the_cli_does(gowalla, cli, tmp_path):
+    estimator, _ = CASES["gmm-private"]
+    _fit(estimator, gowalla).to_json(tmp_path / "model.json")
+    cli("sample", "--model", tmp_path / "model.json", "-n", 50, "--seed", 11,
+        "--output", tmp_path / "synthetic.csv")
+    draws, labels = estimator.sample(50)
+    assert np.array_equal(np.loadtxt(tmp_path / "synthetic.csv", delimiter=","), draws)
+    assert labels.shape == (50,) and set(labels) <= set(range(5))
+
+
+@pytest.mark.parametrize("case", CASES, ids=list(CASES))
+def test_load_returns_the_fitted_estimator(case, gowalla, tmp_path):
+    estimator, _ = CASES[case]
+    _fit(estimator, gowalla).to_json(tmp_path / "model.json")
+    loaded = dpem.load(tmp_path / "model.json")
+    assert type(loaded) is type(estimator)
+    # The parameters the file records; max_iter and init as the fit resolved them.
+    params, given = loaded.get_params(), estimator.get_params()
+    for name in ("epsilon", "delta", "data_norm", "data_center", "random_state"):
+        assert params[name] == given[name], name
+    assert loaded.max_iter == estimator.n_iter_
+    assert loaded.privacy_ == estimator.privacy_
+    assert loaded.score(gowalla) == estimator.score(gowalla)
+    loaded.to_json(tmp_path / "again.json")
+    assert (tmp_path / "again.json").read_bytes() == (tmp_path / "model.json").read_bytes()
+
+
+def test_load_reads_a_model_file_of_the_cli(gowalla_npy, gowalla, cli, tmp_path):
+    cli("fit", "gmm", "--components", 3, "--epsilon", 1, "--delta", 1e-5, *GOWALLA_FLAGS,
+        "--quiet", "--input", gowalla_npy, "--output", tmp_path / "cli.json")
+    loaded = dpem.load(tmp_path / "cli.json")
+    assert isinstance(loaded, dpem.GaussianMixture) and loaded.n_components == 3
+    assert loaded.privacy_["guarantee_void"] is False
+    scores = json.loads(cli("score", "--model", tmp_path / "cli.json", "--input", gowalla_npy,
+                            "--json"))
+    assert loaded.score(gowalla) == scores["mean_log_likelihood"]
+
+
+def test_load_refuses_other_files(tmp_path):
+    (tmp_path / "other.json").write_text('{"format": "something"}')
+    with pytest.raises(ValueError, match="not a dpem model file"):
+        dpem.load(tmp_path / "other.json")
+
+
+@pytest.mark.parametrize("case", CASES, ids=list(CASES))
+def test_pickle_round_trips(case, gowalla):
+    estimator, _ = CASES[case]
+    _fit(estimator, gowalla)
+    copy = pickle.loads(pickle.dumps(estimator))
+    assert copy._model_json == estimator._model_json
+    assert copy.score(gowalla) == estimator.score(gowalla)
+    if hasattr(estimator, "predict"):
+        assert np.array_equal(copy.predict(gowalla), estimator.predict(gowalla))
+    if hasattr(estimator, "transform"):
+        assert np.array_equal(copy.transform(gowalla), estimator.transform(gowalla))
+
+
+def test_mixture_attributes_follow_scikit_learn(gowalla):
+    from scipy import linalg
+    # Free parameters of 3 components in 2-D: 2 weights, 6 means, and 9, 6
+    # or 3 covariance entries.
+    for kind, shape, free in [("full", (3, 2, 2), 17), ("diag", (3, 2), 14),
+                              ("spherical", (3,), 11)]:
+        gm = dpem.GaussianMixture(3, covariance_type=kind, epsilon=math.inf, random_state=0,
+                                  **GOWALLA_DOMAIN).fit(gowalla)
+        assert gm.weights_.shape == (3,) and gm.means_.shape == (3, 2)
+        assert gm.covariances_.shape == shape
+        assert gm.precisions_cholesky_.shape == shape
+        full = gm._model.covariances
+        for k in range(3):
+            p = gm.precisions_cholesky_[k]
+            p = p if kind == "full" else np.diag(np.broadcast_to(p, (2,)))
+            assert np.allclose(p @ p.T, linalg.inv(full[k]), rtol=1e-9)
+        n = len(gowalla)
+        fit = -2 * gm.score(gowalla) * n
+        assert gm.bic(gowalla) == pytest.approx(fit + free * np.log(n), rel=1e-12)
+        assert gm.aic(gowalla) == pytest.approx(fit + 2 * free, rel=1e-12)
+        assert np.mean(gm.score_samples(gowalla)) == pytest.approx(gm.score(gowalla), 1e-12)
+        assert np.allclose(gm.predict_proba(gowalla).sum(axis=1), 1)
