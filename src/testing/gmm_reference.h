@@ -66,7 +66,10 @@ inline GmmParameters Perturbed(const GmmParameters& truth) {
 
 // `n` records of the mixture `p` from a generator seeded with `seed`.
 inline DataMatrix Draw(const GmmParameters& p, Eigen::Index n, std::uint64_t seed) {
-  return test_support::SeededDraw(Sample, p, n, seed);
+  const auto sample = [](const GmmParameters& q, Eigen::Index m, Generator& gen) {
+    return Sample(q, m, gen);
+  };
+  return test_support::SeededDraw(sample, p, n, seed);
 }
 
 // Naive log N(x | mu, Sigma) with an explicit inverse and determinant (an
