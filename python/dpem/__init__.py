@@ -13,6 +13,7 @@ files are the CLI's (``to_json``, :func:`load`). ``epsilon`` and
 
 import json
 
+from . import accounting
 from ._base import DpemError, PrivacyLeakWarning
 from ._budget import Budget
 from ._factor_analysis import FactorAnalysis
@@ -26,6 +27,7 @@ __all__ = [
     "GaussianMixture",
     "KMeans",
     "PrivacyLeakWarning",
+    "accounting",
     "load",
 ]
 __version__ = "0.1.0"

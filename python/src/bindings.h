@@ -15,6 +15,8 @@ void RegisterKmeans(pybind11::module_& m);
 void RegisterFactorAnalysis(pybind11::module_& m);
 // budget_init and budget_account (dpem/accounting/budget_store.h).
 void RegisterBudget(pybind11::module_& m);
+// accountant_names, epsilon and calibrate (dpem/accounting/).
+void RegisterAccounting(pybind11::module_& m);
 
 }  // namespace dpem::python
 

@@ -13,4 +13,5 @@ PYBIND11_MODULE(_core, m) {
   dpem::python::RegisterKmeans(m);
   dpem::python::RegisterFactorAnalysis(m);
   dpem::python::RegisterBudget(m);
+  dpem::python::RegisterAccounting(m);
 }
