@@ -65,7 +65,7 @@ Status DomainFlagsInto(const DomainFlags& f, bool is_private, double epsilon,
   domain.from_data = f.data_norm_from_data;
   if (f.data_norm) DPEM_RETURN_IF_ERROR(RequirePositiveFinite("--data-norm", *f.data_norm));
   if (f.data_norm) domain.data_norm = *f.data_norm;
-  // Placeholder until the bounds are released (ReleaseAutoDomain); never used.
+  // Placeholder until the pipeline releases the domain (RunFit, step 6); never used.
   if (f.data_norm_auto) domain.data_norm = 1.0;
   if (!f.data_center.empty()) {
     domain.center = Eigen::Map<const Eigen::VectorXd>(

@@ -9,6 +9,16 @@
 
 namespace dpem::internal {
 
+Status CheckComponentsFitData(const RowSource& x, int components) {
+  if (x.rows() == 0 || x.cols() == 0) return InvalidArgumentError("the data is empty");
+  if (x.rows() < components) {
+    return InvalidArgumentError("components K = " + std::to_string(components) +
+                                " exceeds the number of records N = " +
+                                std::to_string(x.rows()));
+  }
+  return OkStatus();
+}
+
 StatusOr<FitStart> BeginFit(const RowSource& x, const DataDomain& requested,
                             const EngineOptions& engine_options, const Generator& gen,
                             PrivacyGuarantee& g) {

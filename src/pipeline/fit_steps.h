@@ -25,6 +25,11 @@ struct FitStart {
   UnitBallRowSource unit;  // The records mapped (and clipped) into the unit ball.
 };
 
+// The shape check of a model of `components` components (K) fitted to `x`:
+// InvalidArgument if `x` is empty or has fewer than K records. Public values
+// only (N and d).
+Status CheckComponentsFitData(const RowSource& x, int components);
+
 // The first steps of a fit of `x` whose guarantee `g` was started
 // (StartGuarantee): the engine, the domain (ResolveFitDomain: an R taken from
 // the data of a private fit voids `g`), the void reason of a seeded

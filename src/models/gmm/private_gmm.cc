@@ -151,17 +151,6 @@ Status Reaccount(const GmmFitOptions& o, const CalibrationResult& cal, GmmGuaran
   return OkStatus();
 }
 
-// Checks the data against the options: not empty, at least K records.
-Status ValidateFitData(const RowSource& x, const GmmFitOptions& o) {
-  if (x.rows() == 0 || x.cols() == 0) return InvalidArgumentError("the data is empty");
-  if (x.rows() < o.components) {
-    return InvalidArgumentError("components K = " + std::to_string(o.components) +
-                                " exceeds the number of records N = " +
-                                std::to_string(x.rows()));
-  }
-  return OkStatus();
-}
-
 // The guarantee a fit with options `o` starts from (StartGuarantee).
 GmmGuarantee NewGuarantee(const GmmFitOptions& o) {
   GmmGuarantee g;
@@ -188,7 +177,7 @@ StatusOr<GmmFit> FitGmm(const RowSource& x, const GmmFitOptions& requested, Gene
   DPEM_RETURN_IF_ERROR(requested.Validate());
   GmmFitOptions options = requested;  // With J resolved: every step below sees it.
   options.iterations = requested.ResolvedIterations();
-  DPEM_RETURN_IF_ERROR(ValidateFitData(x, options));
+  DPEM_RETURN_IF_ERROR(internal::CheckComponentsFitData(x, options.components));
   GmmFit fit;
   fit.guarantee = NewGuarantee(options);
   DPEM_ASSIGN_OR_RETURN(internal::FitStart start,

@@ -64,12 +64,7 @@ StatusOr<Eigen::MatrixXd> InitialCentres(const KmeansFitOptions& o, const DataDo
 
 // Row sources are checked for non-finite values when they are opened.
 Status ValidateFitData(const RowSource& x, const KmeansFitOptions& o) {
-  if (x.rows() == 0 || x.cols() == 0) return InvalidArgumentError("the data is empty");
-  if (x.rows() < o.components) {
-    return InvalidArgumentError("components K = " + std::to_string(o.components) +
-                                " exceeds the number of records N = " +
-                                std::to_string(x.rows()));
-  }
+  DPEM_RETURN_IF_ERROR(internal::CheckComponentsFitData(x, o.components));
   if (o.initial_centres.size() != 0 && o.initial_centres.cols() != x.cols()) {
     return InvalidArgumentError("the initial centres have " +
                                 std::to_string(o.initial_centres.cols()) +
