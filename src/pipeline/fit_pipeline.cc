@@ -89,16 +89,15 @@ void Warn(const FitRequest& r, const std::string& line) {
 
 // Step 6: with bounds_epsilon, the domain released from `x`, written into the
 // task's domain, its epsilon taken out of the task's (basic composition).
+// CheckDomainRequest has made sure the task has a domain.
 StatusOr<std::optional<PrivateBounds>> ReleaseDomain(FitTask& task, const FitRequest& r,
                                                      const RowSource& x, Generator& gen) {
   if (!r.bounds_epsilon) return std::optional<PrivateBounds>();
-  DataDomain* domain = task.MutableDomain();
-  if (domain == nullptr) return InvalidArgumentError("this model has no domain to release");
   PrivateBoundsOptions options;
   options.epsilon = *r.bounds_epsilon;
   DPEM_ASSIGN_OR_RETURN(PrivateBounds bounds, ReleasePrivateBounds(x, options, gen));
   if (const std::string w = MostOutsideWarning(bounds); !w.empty()) Warn(r, w);
-  *domain = bounds.domain;
+  *task.MutableDomain() = bounds.domain;
   *task.MutableEpsilon() -= bounds.epsilon;
   return std::optional<PrivateBounds>(std::move(bounds));
 }
