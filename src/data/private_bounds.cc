@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <utility>
 
 #include "dpem/mechanisms/additive_noise.h"
 #include "dpem/random/discrete_samplers.h"
+#include "engine/rank_combine.h"
 #include "internal/guarantee.h"
 #include "internal/numeric.h"
 #include "internal/text.h"
@@ -43,15 +45,26 @@ Status RecordPermuteAndFlip(double e, const std::string& label, PrivacyLedger& l
 
 // Coarse utilities: interval [a, b) gets -max(0, #{x<a} - t, t - #{x<b}).
 // Each count moves by at most 1 under replace-one, so the utility does too.
-std::vector<std::int64_t> IntervalUtilities(std::span<const double> sorted, std::int64_t t,
-                                            std::span<const double> breakpoints) {
-  std::vector<std::int64_t> u(breakpoints.size() - 1);
-  for (std::size_t j = 0; j + 1 < breakpoints.size(); ++j) {
-    const std::int64_t below_a = CountBelow(sorted, breakpoints[j]);
-    const std::int64_t below_b = CountBelow(sorted, breakpoints[j + 1]);
-    u[j] = -std::max({std::int64_t{0}, below_a - t, t - below_b});
+// `below` holds #{x < breakpoint} for each breakpoint.
+std::vector<std::int64_t> IntervalUtilities(std::span<const std::int64_t> below, std::int64_t t) {
+  std::vector<std::int64_t> u(below.size() - 1);
+  for (std::size_t j = 0; j + 1 < below.size(); ++j) {
+    u[j] = -std::max({std::int64_t{0}, below[j] - t, t - below[j + 1]});
   }
   return u;
+}
+
+// #{x < v} over the whole table for each v of `values`: from this process's
+// sorted values, added over the ranks of `c` (exact: counts below 2^53).
+StatusOr<std::vector<std::int64_t>> TableCountsBelow(std::span<const double> sorted,
+                                                     std::span<const double> values,
+                                                     const Collective* c) {
+  std::vector<double> counts(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    counts[i] = static_cast<double>(CountBelow(sorted, values[i]));
+  }
+  DPEM_RETURN_IF_ERROR(internal::SumInRankOrder(c, counts));
+  return std::vector<std::int64_t>(counts.begin(), counts.end());
 }
 
 std::vector<double> Log2Grid(double a, int m) {
@@ -72,12 +85,14 @@ struct Columns {
   std::vector<std::vector<double>> values;  // One vector of N per feature.
 };
 
+// The records this process holds (all, or a rank's shard), column by column.
 Columns ReadColumns(const RowSource& x) {
   Columns c;
   c.values.assign(static_cast<std::size_t>(x.cols()), {});
   DataMatrix scratch;
-  for (Eigen::Index start = 0; start < x.rows(); start += kReadBlockRows) {
-    const Eigen::Index count = std::min(kReadBlockRows, x.rows() - start);
+  const RowRange local = x.LocalRows();
+  for (Eigen::Index start = local.begin; start < local.end; start += kReadBlockRows) {
+    const Eigen::Index count = std::min(kReadBlockRows, local.end - start);
     const RowBlock block = x.Block(start, count, scratch);
     for (Eigen::Index j = 0; j < x.cols(); ++j) {
       for (Eigen::Index i = 0; i < count; ++i) c.values[j].push_back(block(i, j));
@@ -109,10 +124,13 @@ NoiseSpec OutsideCountSpec(double e) {
 }
 
 Status ReleaseOutsideCount(std::span<const double> sorted, double r, double e,
-                           Generator& gen, PrivateBounds& out) {
-  const double n = static_cast<double>(sorted.size());
-  const double inside = static_cast<double>(
-      std::upper_bound(sorted.begin(), sorted.end(), r) - sorted.begin());
+                           const RowSource& x, Generator& gen, PrivateBounds& out) {
+  const double n = static_cast<double>(x.rows());
+  // #{norm <= r} = #{norm < the next double above r}.
+  const double above_r = std::nextafter(r, std::numeric_limits<double>::infinity());
+  DPEM_ASSIGN_OR_RETURN(const std::vector<std::int64_t> inside_count,
+                        TableCountsBelow(sorted, {&above_r, 1}, x.collective()));
+  const double inside = static_cast<double>(inside_count[0]);
   Eigen::VectorXd count(1);
   count(0) = n - inside;
   DPEM_RETURN_IF_ERROR(ReleaseVector(count, OutsideCountSpec(e), gen, out.ledger));
@@ -160,6 +178,16 @@ std::vector<std::int64_t> RankUtilities(std::span<const double> sorted,
   }
   return u;
 }
+
+namespace {
+// RankUtilities from the counts below each candidate.
+std::vector<std::int64_t> RankUtilitiesOfCounts(std::span<const std::int64_t> below,
+                                                std::int64_t t) {
+  std::vector<std::int64_t> u(below.size());
+  for (std::size_t i = 0; i < below.size(); ++i) u[i] = -std::abs(below[i] - t);
+  return u;
+}
+}  // namespace
 
 double ExactEpsilon::value() const {
   return std::ldexp(static_cast<double>(numerator), -shift);
@@ -242,29 +270,50 @@ StatusOr<double> PrivateQuantile(std::span<const double> sorted, double q,
                                  const std::string& label, Generator& gen,
                                  PrivacyLedger& ledger, double coarse_share,
                                  RefinementGrid grid_kind) {
-  if (sorted.empty() || breakpoints.size() < 2 || !(q > 0.0 && q < 1.0)) {
+  return internal::PrivateTableQuantile(sorted, static_cast<std::int64_t>(sorted.size()), nullptr,
+                                        q, breakpoints, include_lower, epsilon,
+                                        refinement_points, label, gen, ledger, coarse_share,
+                                        grid_kind);
+}
+
+namespace internal {
+
+StatusOr<double> PrivateTableQuantile(std::span<const double> sorted, std::int64_t n,
+                                      const Collective* c, double q,
+                                      std::span<const double> breakpoints, bool include_lower,
+                                      double epsilon, int refinement_points,
+                                      const std::string& label, Generator& gen,
+                                      PrivacyLedger& ledger, double coarse_share,
+                                      RefinementGrid grid_kind) {
+  if (n < 1 || breakpoints.size() < 2 || !(q > 0.0 && q < 1.0)) {
     return InvalidArgumentError("PrivateQuantile: empty data, < 2 breakpoints or q not in (0, 1)");
   }
   if (!(coarse_share > 0.0 && coarse_share < 1.0)) {
     return InvalidArgumentError("PrivateQuantile: coarse_share must be in (0, 1)");
   }
   // Public integer target rank: q and N are public.
-  const auto t = static_cast<std::int64_t>(std::floor(q * static_cast<double>(sorted.size()) + 0.5));
+  const auto t = static_cast<std::int64_t>(std::floor(q * static_cast<double>(n) + 0.5));
   DPEM_ASSIGN_OR_RETURN(const ExactEpsilon e_coarse, ExactEpsilonAtMost(epsilon * coarse_share));
   DPEM_ASSIGN_OR_RETURN(const ExactEpsilon e_fine,
                         ExactEpsilonAtMost(epsilon * (1.0 - coarse_share)));
-  const std::vector<std::int64_t> coarse = IntervalUtilities(sorted, t, breakpoints);
+  DPEM_ASSIGN_OR_RETURN(const std::vector<std::int64_t> below_breakpoints,
+                        TableCountsBelow(sorted, breakpoints, c));
+  const std::vector<std::int64_t> coarse = IntervalUtilities(below_breakpoints, t);
   DPEM_ASSIGN_OR_RETURN(const std::size_t j, SamplePermuteAndFlip(coarse, e_coarse, gen));
   DPEM_RETURN_IF_ERROR(RecordPermuteAndFlip(e_coarse.value(), label + " / coarse bracket", ledger));
   const double a = breakpoints[j], b = breakpoints[j + 1];
   const std::vector<double> grid = grid_kind == RefinementGrid::kLog2 && a > 0.0
                                        ? Log2Grid(a, refinement_points)
                                        : LinearGrid(a, b, refinement_points, include_lower);
-  const std::vector<std::int64_t> fine = RankUtilities(sorted, grid, t);
+  DPEM_ASSIGN_OR_RETURN(const std::vector<std::int64_t> below_grid,
+                        TableCountsBelow(sorted, grid, c));
+  const std::vector<std::int64_t> fine = RankUtilitiesOfCounts(below_grid, t);
   DPEM_ASSIGN_OR_RETURN(const std::size_t i, SamplePermuteAndFlip(fine, e_fine, gen));
   DPEM_RETURN_IF_ERROR(RecordPermuteAndFlip(e_fine.value(), label + " / refinement", ledger));
   return grid[i];
 }
+
+}  // namespace internal
 
 std::string MostOutsideWarning(const PrivateBounds& bounds) {
   if (!(bounds.outside_fraction_noisy > kOutsideFractionWarning)) return "";
@@ -290,23 +339,24 @@ StatusOr<PrivateBounds> ReleasePrivateBounds(const RowSource& x,
     std::vector<double>& v = cols.values[j];
     std::sort(v.begin(), v.end());
     DPEM_ASSIGN_OR_RETURN(out.domain.center(j),
-                          PrivateQuantile(v, 0.5, signed_grid, true, e_median,
-                                          options.refinement_points,
-                                          "bounds / centre[" + std::to_string(j) + "] median",
-                                          gen, out.ledger));
+                          internal::PrivateTableQuantile(
+                              v, x.rows(), x.collective(), 0.5, signed_grid, true, e_median,
+                              options.refinement_points,
+                              "bounds / centre[" + std::to_string(j) + "] median", gen,
+                              out.ledger, kQuantileCoarseShare, RefinementGrid::kLinear));
   }
   // Columns are sorted independently now; recover the rows from the source.
   cols = ReadColumns(x);
   const std::vector<double> norms = SortedDistances(cols, out.domain.center);
   DPEM_ASSIGN_OR_RETURN(const double radius_quantile,
-                        PrivateQuantile(norms, options.quantile, BoundsBreakpoints(false), false,
-                                        options.epsilon * kBoundsRadiusShare,
-                                        kRadiusRefinementPoints, "bounds / radius quantile",
-                                        gen, out.ledger, kRadiusCoarseShare,
-                                        RefinementGrid::kLog2));
+                        internal::PrivateTableQuantile(
+                            norms, x.rows(), x.collective(), options.quantile,
+                            BoundsBreakpoints(false), false, options.epsilon * kBoundsRadiusShare,
+                            kRadiusRefinementPoints, "bounds / radius quantile", gen, out.ledger,
+                            kRadiusCoarseShare, RefinementGrid::kLog2));
   out.domain.data_norm = options.radius_inflation * radius_quantile;
   DPEM_RETURN_IF_ERROR(ReleaseOutsideCount(norms, out.domain.data_norm,
-                                           options.epsilon * kBoundsOutsideShare, gen, out));
+                                           options.epsilon * kBoundsOutsideShare, x, gen, out));
   out.epsilon = LedgerPureEpsilon(out.ledger);
   return out;
 }

@@ -5,6 +5,9 @@
 #include <string>
 #include <utility>
 
+#include "dpem/engine/collective.h"
+#include "engine/rank_combine.h"
+
 namespace dpem {
 namespace {
 
@@ -53,6 +56,36 @@ RowBlock MatrixRowSource::Block(Eigen::Index start, Eigen::Index count,
   return RowBlock(view_.data() + start * view_.cols(), count, view_.cols());
 }
 
+StatusOr<ShardRowSource> ShardRowSource::Create(std::unique_ptr<RowSource> local,
+                                               const Collective& collective) {
+  // Every rank's (rows, cols), in rank order, on every rank.
+  const int ranks = collective.size();
+  std::vector<double> shapes(2 * static_cast<size_t>(ranks), 0.0);
+  shapes[2 * static_cast<size_t>(collective.rank())] = static_cast<double>(local->rows());
+  shapes[2 * static_cast<size_t>(collective.rank()) + 1] = static_cast<double>(local->cols());
+  DPEM_RETURN_IF_ERROR(internal::SumInRankOrder(&collective, shapes));
+  Eigen::Index rows = 0, begin = 0;
+  for (int r = 0; r < ranks; ++r) {
+    const auto n = static_cast<Eigen::Index>(shapes[2 * static_cast<size_t>(r)]);
+    const auto d = static_cast<Eigen::Index>(shapes[2 * static_cast<size_t>(r) + 1]);
+    if (d != static_cast<Eigen::Index>(shapes[1])) {
+      return InvalidArgumentError("rank " + std::to_string(r) + ": the shard has " +
+                                  std::to_string(d) + " columns, rank 0's has " +
+                                  std::to_string(static_cast<Eigen::Index>(shapes[1])));
+    }
+    if (r == collective.rank()) begin = rows;
+    rows += n;
+  }
+  if (rows == 0) return InvalidArgumentError("the shards of all ranks have no rows");
+  const RowRange range{begin, begin + local->rows()};
+  return ShardRowSource(std::move(local), collective, rows, range);
+}
+
+RowBlock ShardRowSource::Block(Eigen::Index start, Eigen::Index count,
+                               DataMatrix& scratch) const {
+  return local_->Block(start - range_.begin, count, scratch);
+}
+
 StatusOr<DataDomain> ResolveFitDomain(const RowSource& x, DataDomain requested,
                                       bool is_private,
                                       std::vector<std::string>* void_reasons) {
@@ -66,13 +99,14 @@ StatusOr<DataDomain> ResolveFitDomain(const RowSource& x, DataDomain requested,
   if ((d.from_data || !is_private) && !std::isfinite(d.data_norm)) {
     double largest = 0.0;
     DataMatrix scratch;
-    for (Eigen::Index start = 0; start < x.rows(); start += kScanBlockRows) {
-      const Eigen::Index count = std::min(kScanBlockRows, x.rows() - start);
+    const RowRange local = x.LocalRows();
+    for (Eigen::Index start = local.begin; start < local.end; start += kScanBlockRows) {
+      const Eigen::Index count = std::min(kScanBlockRows, local.end - start);
       const DataMatrix centred = x.Block(start, count, scratch).rowwise() - d.center.transpose();
       DPEM_ASSIGN_OR_RETURN(const double norm, DataNormFromData(centred));
       largest = std::max(largest, norm);
     }
-    d.data_norm = largest;
+    DPEM_ASSIGN_OR_RETURN(d.data_norm, internal::MaxOverRanks(x.collective(), largest));
     d.from_data = true;
   }
   if (d.from_data && is_private && void_reasons != nullptr) {

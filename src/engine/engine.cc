@@ -41,9 +41,14 @@ StatusOr<Engine> Engine::Create(const EngineOptions& options) {
 
 Status Engine::ForEachBlock(const RowSource& source, Eigen::Index row_doubles,
                             const BlockFunction& fn) const {
-  const Eigen::Index n = source.rows();
+  // The blocks of the whole table's grid (rows [b R, (b + 1) R)) that meet
+  // the rows this process holds, cut to them: one process holds them all;
+  // a rank of a distributed fit, its shard's.
+  const RowRange local = source.LocalRows();
   const Eigen::Index rows = block_rows_ > 0 ? block_rows_ : ChooseBlockRows(row_doubles);
-  const Eigen::Index blocks = (n + rows - 1) / rows;
+  const Eigen::Index first_block = local.begin / rows;
+  const Eigen::Index blocks =
+      local.size() > 0 ? (local.end + rows - 1) / rows - first_block : 0;
   const int threads = static_cast<int>(std::min<Eigen::Index>(threads_, std::max<Eigen::Index>(blocks, 1)));
   std::vector<Status> first_error(static_cast<size_t>(threads));
   std::atomic<bool> failed{false};
@@ -66,8 +71,8 @@ Status Engine::ForEachBlock(const RowSource& source, Eigen::Index row_doubles,
     const Eigen::Index begin = blocks * t / team;
     const Eigen::Index end = blocks * (t + 1) / team;
     for (Eigen::Index b = begin; b < end && !failed.load(std::memory_order_relaxed); ++b) {
-      const Eigen::Index start = b * rows;
-      const Eigen::Index count = std::min(rows, n - start);
+      const Eigen::Index start = std::max((first_block + b) * rows, local.begin);
+      const Eigen::Index count = std::min((first_block + b + 1) * rows, local.end) - start;
       Status status = fn(t, source.Block(start, count, scratch), start);
       if (!status.ok()) {
         first_error[static_cast<size_t>(t)] = std::move(status);

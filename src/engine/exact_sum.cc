@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <string>
 
 namespace dpem::internal {
 namespace {
@@ -79,6 +82,27 @@ void ExactSum::WriteTo(const std::vector<StatisticArray>& arrays) const {
       a.first[j] = FromUnits(units_[i].hi, units_[i].lo);
     }
   }
+}
+
+std::vector<unsigned char> ExactSum::ToBytes() const {
+  static_assert(std::is_trivially_copyable_v<Units>);
+  std::vector<unsigned char> bytes(units_.size() * sizeof(Units));
+  if (!units_.empty()) std::memcpy(bytes.data(), units_.data(), bytes.size());
+  return bytes;
+}
+
+Status ExactSum::AddBytes(std::span<const unsigned char> bytes) {
+  if (bytes.size() != units_.size() * sizeof(Units)) {
+    return InvalidArgumentError("an exact sum of " + std::to_string(bytes.size()) +
+                                " bytes cannot be added to one of " +
+                                std::to_string(units_.size()) + " entries");
+  }
+  for (size_t i = 0; i < units_.size(); ++i) {
+    Units u;
+    std::memcpy(&u, bytes.data() + i * sizeof(Units), sizeof(Units));
+    units_[i].Add(u.hi, u.lo);
+  }
+  return OkStatus();
 }
 
 // ToUnits(x) is the integer nearest x 2^52 (ties to even) after the clamp:

@@ -21,8 +21,11 @@
 
 #include <Eigen/Core>
 
+#include <span>
 #include <utility>
 #include <vector>
+
+#include "dpem/status.h"
 
 namespace dpem::internal {
 
@@ -69,6 +72,14 @@ class ExactSum {
   // Writes the sums into the arrays, in order, each the nearest double to
   // the exact total clamped to +-2^kExactSumTotalBits units.
   void WriteTo(const std::vector<StatisticArray>& arrays) const;
+
+  // The exact units as bytes (32 per entry), for another process running
+  // the same binary to add with AddBytes: how the ranks of a distributed
+  // fit combine their sums exactly (src/engine/rank_combine.h).
+  std::vector<unsigned char> ToBytes() const;
+  // Adds the units of ToBytes() of an ExactSum of the same size (exact).
+  // InvalidArgument if the byte count does not match.
+  Status AddBytes(std::span<const unsigned char> bytes);
 
  private:
   // One entry: hi 2^kExactSumCarryBits + lo units, |lo| < 2^kExactSumCarryBits.

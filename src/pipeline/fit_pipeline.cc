@@ -11,6 +11,7 @@
 #include "dpem/accounting/budget_store.h"
 #include "dpem/data/io.h"
 #include "dpem/data/private_bounds.h"
+#include "engine/rank_combine.h"
 #include "internal/file_util.h"
 #include "internal/guarantee.h"
 
@@ -83,8 +84,12 @@ StatusOr<const RowSource*> OpenData(const FitRequest& r, std::unique_ptr<RowSour
   return owned.get();
 }
 
+bool IsRank0(const FitRequest& r) {
+  return r.collective == nullptr || r.collective->rank() == 0;
+}
+
 void Warn(const FitRequest& r, const std::string& line) {
-  if (r.warn) r.warn(r.command + ": warning: " + line);
+  if (r.warn && IsRank0(r)) r.warn(r.command + ": warning: " + line);
 }
 
 // Step 6: with bounds_epsilon, the domain released from `x`, written into the
@@ -136,6 +141,7 @@ Status FitData(FitTask& task, const FitRequest& r, const RowSource& x) {
   if (r.check_shape) DPEM_RETURN_IF_ERROR(r.check_shape(x.rows(), x.cols()));
   DPEM_ASSIGN_OR_RETURN(Generator gen, r.seed ? StatusOr<Generator>(Generator::FromSeed(*r.seed))
                                               : Generator::FromOsEntropy());
+  gen.ShareFromRank0(r.collective);
   DPEM_ASSIGN_OR_RETURN(const std::optional<PrivateBounds> bounds,
                         ReleaseDomain(task, r, x, gen));
   if (Status s = task.Fit(x, gen); !s.ok()) {
@@ -145,22 +151,57 @@ Status FitData(FitTask& task, const FitRequest& r, const RowSource& x) {
   return ComposeBounds(bounds, task.MutableGuarantee());
 }
 
+// Steps 8 and 9's end: the void reasons, one line each (a seeded private
+// fit's among them, said once), and the model file.
+Status Finish(FitTask& task, const FitRequest& r) {
+  for (const std::string& reason : task.MutableGuarantee().void_reasons) {
+    Warn(r, "the privacy guarantee is VOID: " + reason);
+  }
+  if (!r.output || !IsRank0(r)) return OkStatus();
+  return internal::WriteFileAtomically(*r.output, task.ModelJson());
+}
+
+// The pipeline on one rank of a distributed fit (FitRequest::collective):
+// each rank opens its shard, all agree that every shard opened, and only
+// then does rank 0 charge the budget; the fit's passes combine the ranks'
+// statistics (src/engine/rank_combine.h). Every collective step below is
+// taken by every rank in the same order, whatever fails where.
+Status RunDistributedFit(FitTask& task, const FitRequest& r) {
+  const Collective* c = r.collective;
+  Status created = OkStatus();
+  if (r.output && IsRank0(r)) created = internal::CheckCanCreate(*r.output);
+  DPEM_RETURN_IF_ERROR(internal::StatusOfRank0(c, created));
+  std::unique_ptr<RowSource> shard;
+  StatusOr<const RowSource*> opened = OpenData(r, shard);
+  if (opened.ok() && shard == nullptr) {
+    return InvalidArgumentError("a distributed fit opens its shard itself (open_source or input)");
+  }
+  if (!opened.ok() && !r.input.empty()) {
+    opened = Status(opened.status().code(), r.input + ": " + opened.status().message());
+  }
+  DPEM_RETURN_IF_ERROR(internal::AgreeOnStatus(c, opened.status()));
+  DPEM_ASSIGN_OR_RETURN(const ShardRowSource x, ShardRowSource::Create(std::move(shard), *c));
+  if (r.check_shape) DPEM_RETURN_IF_ERROR(r.check_shape(x.rows(), x.cols()));
+  DPEM_RETURN_IF_ERROR(internal::StatusOfRank0(c, IsRank0(r) ? ChargeBudget(task, r) : OkStatus()));
+  FitRequest shaped = r;
+  shaped.check_shape = nullptr;  // Checked above, on the whole table's shape.
+  DPEM_RETURN_IF_ERROR(FitData(task, shaped, x));
+  const Status finished = Finish(task, r);
+  return internal::StatusOfRank0(c, finished);
+}
+
 }  // namespace
 
 Status RunFit(FitTask& task, const FitRequest& request) {
   DPEM_RETURN_IF_ERROR(task.Validate());
   DPEM_RETURN_IF_ERROR(CheckDomainRequest(task, request));
+  if (!IsSingleProcess(request.collective)) return RunDistributedFit(task, request);
   if (request.output) DPEM_RETURN_IF_ERROR(internal::CheckCanCreate(*request.output));
   DPEM_RETURN_IF_ERROR(ChargeBudget(task, request));
   std::unique_ptr<RowSource> owned;
   DPEM_ASSIGN_OR_RETURN(const RowSource* x, OpenData(request, owned));
   DPEM_RETURN_IF_ERROR(FitData(task, request, *x));
-  // One line per reason, a seeded private fit's among them (said once).
-  for (const std::string& reason : task.MutableGuarantee().void_reasons) {
-    Warn(request, "the privacy guarantee is VOID: " + reason);
-  }
-  if (!request.output) return OkStatus();
-  return internal::WriteFileAtomically(*request.output, task.ModelJson());
+  return Finish(task, request);
 }
 
 }  // namespace dpem

@@ -3,8 +3,11 @@
 
 #include <sodium.h>
 
+#include "dpem/engine/collective.h"
+
 #include <cstdio>
 #include <cstdlib>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -83,7 +86,15 @@ Generator Generator::Split(std::uint64_t stream_id) const {
   return Generator(Blake2b256(message), seed_);
 }
 
+void Generator::ShareFromRank0(const Collective* collective) {
+  shared_ = IsSingleProcess(collective) ? nullptr : collective;
+}
+
 void Generator::Refill() {
+  if (shared_ != nullptr && shared_->rank() != 0) {
+    ReceiveRefill();
+    return;
+  }
   static constexpr std::array<unsigned char, kBufferWords * 8> kZeros{};
   static constexpr std::array<unsigned char, crypto_stream_chacha20_NONCEBYTES>
       kNonce{};
@@ -98,6 +109,29 @@ void Generator::Refill() {
     }
     buffer_[w] = word;
   }
+  next_ = 0;
+  if (shared_ != nullptr) SendRefill();
+}
+
+namespace {
+std::span<unsigned char> WordBytes(std::array<std::uint64_t, 64>& words) {
+  return {reinterpret_cast<unsigned char*>(words.data()), words.size() * sizeof(std::uint64_t)};
+}
+
+[[noreturn]] void DieOnBrokenStream(const Status& s) {
+  std::fprintf(stderr, "dpem: the ranks' shared random stream broke: %s\n",
+               s.message().c_str());
+  std::abort();
+}
+}  // namespace
+
+void Generator::SendRefill() {
+  static_assert(kBufferWords == 64);
+  if (const Status s = shared_->Broadcast(WordBytes(buffer_)); !s.ok()) DieOnBrokenStream(s);
+}
+
+void Generator::ReceiveRefill() {
+  if (const Status s = shared_->Broadcast(WordBytes(buffer_)); !s.ok()) DieOnBrokenStream(s);
   next_ = 0;
 }
 

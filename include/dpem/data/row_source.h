@@ -19,6 +19,15 @@
 
 namespace dpem {
 
+class Collective;  // dpem/engine/collective.h
+
+// Rows [begin, end) of a table.
+struct RowRange {
+  Eigen::Index begin = 0;
+  Eigen::Index end = 0;
+  Eigen::Index size() const { return end - begin; }
+};
+
 // Rows [start, start + count) of a source, as doubles.
 using RowBlock = Eigen::Map<const DataMatrix>;
 
@@ -35,6 +44,46 @@ class RowSource {
   // `scratch` is next used or the source is destroyed.
   virtual RowBlock Block(Eigen::Index start, Eigen::Index count,
                          DataMatrix& scratch) const = 0;
+
+  // The rows this process holds, the only ones Block may be asked for: all
+  // of them, unless the source is one rank's shard of a table spread over
+  // the ranks of a distributed fit (ShardRowSource). rows() is always the
+  // whole table's N.
+  virtual RowRange LocalRows() const { return {0, rows()}; }
+  // The ranks that hold the table's shards, or null for a table held by
+  // this process alone.
+  virtual const Collective* collective() const { return nullptr; }
+};
+
+// One rank's shard of a table spread over the ranks of a distributed fit
+// (docs/distributed.md): the ranks' shards, in rank order, are the table.
+// rows() and cols() are the whole table's; LocalRows() is this rank's range
+// and Block reads only within it (rows are numbered in the whole table).
+class ShardRowSource final : public RowSource {
+ public:
+  // A collective step: every rank of `collective` calls it with its own
+  // shard (which may have no rows). InvalidArgument on every rank if the
+  // ranks' shards disagree on the number of columns (naming the first rank
+  // that differs from rank 0) or the table has no rows. `collective` must
+  // outlive the source.
+  static StatusOr<ShardRowSource> Create(std::unique_ptr<RowSource> local,
+                                         const Collective& collective);
+
+  Eigen::Index rows() const override { return rows_; }
+  Eigen::Index cols() const override { return local_->cols(); }
+  RowBlock Block(Eigen::Index start, Eigen::Index count,
+                 DataMatrix& scratch) const override;
+  RowRange LocalRows() const override { return range_; }
+  const Collective* collective() const override { return collective_; }
+
+ private:
+  ShardRowSource(std::unique_ptr<RowSource> local, const Collective& c, Eigen::Index rows,
+                 RowRange range)
+      : local_(std::move(local)), collective_(&c), rows_(rows), range_(range) {}
+  std::unique_ptr<RowSource> local_;
+  const Collective* collective_;
+  Eigen::Index rows_;
+  RowRange range_;
 };
 
 // A source over a matrix in memory: borrowed (the matrix must outlive the
@@ -80,6 +129,8 @@ class UnitBallRowSource final : public RowSource {
   Eigen::Index cols() const override { return raw_->cols(); }
   RowBlock Block(Eigen::Index start, Eigen::Index count,
                  DataMatrix& scratch) const override;
+  RowRange LocalRows() const override { return raw_->LocalRows(); }
+  const Collective* collective() const override { return raw_->collective(); }
 
  private:
   UnitBallRowSource(const RowSource& raw, DataDomain domain)

@@ -70,7 +70,10 @@ class Engine {
 
   // Calls `fn` on every block of `source`: the blocks are numbered in row
   // order and thread t takes a contiguous range of them (static partition),
-  // in order. `row_doubles` sizes blocks when block_rows is 0. Returns the
+  // in order. Only the rows this process holds are visited
+  // (RowSource::LocalRows: a rank of a distributed fit visits its shard, in
+  // the whole table's grid of blocks, `first_row` numbered in the table);
+  // combining the ranks' results is the caller's (src/engine/rank_combine.h). `row_doubles` sizes blocks when block_rows is 0. Returns the
   // error of the lowest-numbered thread that failed.
   Status ForEachBlock(const RowSource& source, Eigen::Index row_doubles,
                       const BlockFunction& fn) const;

@@ -29,6 +29,7 @@
 #include "dpem/accounting/guarantee.h"
 #include "dpem/data/domain.h"
 #include "dpem/data/row_source.h"
+#include "dpem/engine/collective.h"
 #include "dpem/random/generator.h"
 #include "dpem/status.h"
 
@@ -97,6 +98,17 @@ struct FitRequest {
   // flags), before anything is drawn; it sees no record. Null: none (the
   // task's fit checks the shape too).
   std::function<Status(Eigen::Index rows, Eigen::Index cols)> check_shape;
+  // A distributed fit (docs/distributed.md): this process is one rank of
+  // `collective` and the data above (`source`, `open_source` or `input`) is
+  // its shard; the ranks' shards in rank order are the table. Every rank
+  // calls RunFit with the same request but its own shard. The order then
+  // differs from one process's in one step: every rank opens and checks its
+  // shard first, and the budget is charged only after all have (one bad
+  // shard refuses the whole run, naming its rank, with nothing charged).
+  // Only rank 0 charges the budget, warns and writes the model file; every
+  // rank draws from rank 0's generator stream (Generator::ShareFromRank0).
+  // Every rank returns the same status. Null: one process holds the data.
+  const Collective* collective = nullptr;
 };
 
 // Step 3 on its own, for a front-end that releases outside a fit (dpem

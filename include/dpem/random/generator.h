@@ -25,6 +25,8 @@
 
 namespace dpem {
 
+class Collective;  // dpem/engine/collective.h
+
 // What outputs made with a seeded generator say about it.
 inline constexpr const char* kSeededGeneratorWarning =
     "seeded generator: the noise is reproducible by anyone who knows the seed; "
@@ -69,13 +71,29 @@ class Generator {
 
   // A new generator whose stream is independent of this one's and of other
   // Split() results, derived deterministically from this generator's key and
-  // `stream_id` (e.g. a thread index). Does not advance this generator.
+  // `stream_id` (e.g. a thread index). Does not advance this generator. The
+  // new generator is never shared (ShareFromRank0).
   Generator Split(std::uint64_t stream_id) const;
+
+  // From the next refill on, the words of this generator on every rank of
+  // `collective` are rank 0's: rank 0 draws them from its own key and sends
+  // each refill (kBufferWords words) to the other ranks, which never use
+  // theirs. Every release of a distributed fit thus has its noise drawn
+  // once, by rank 0's CSPRNG, and every rank computes the same released
+  // values (docs/distributed.md). Each refill is a collective step: every
+  // rank must draw the same number of words in the same order, as the
+  // ranks of one fit do. A refill that the collective cannot complete ends
+  // the process (std::abort, after one line on stderr): the ranks cannot
+  // go on with different streams. Null, or a single rank, changes nothing.
+  // `collective` must outlive the generator's draws.
+  void ShareFromRank0(const Collective* collective);
 
  private:
   Generator(const std::array<unsigned char, 32>& key,
             std::optional<std::uint64_t> seed);
   void Refill();
+  void SendRefill();     // Rank 0 of a shared stream: the refill to the others.
+  void ReceiveRefill();  // Another rank: rank 0's refill.
 
   static constexpr std::size_t kBufferWords = 64;
   static constexpr std::uint64_t kBlocksPerRefill = kBufferWords * 8 / 64;
@@ -86,6 +104,7 @@ class Generator {
   std::array<std::uint64_t, kBufferWords> buffer_{};
   std::size_t next_ = kBufferWords;  // Index of the next unread word.
   std::optional<std::uint64_t> seed_;
+  const Collective* shared_ = nullptr;  // Rank 0's stream on every rank.
 };
 
 }  // namespace dpem

@@ -12,6 +12,7 @@
 #include "dpem/models/factor_analysis/factor_analysis.h"
 #include "dpem/data/row_source.h"
 #include "engine/exact_sum.h"
+#include "engine/rank_combine.h"
 #include "internal/unit_ball.h"
 #include "models/factor_analysis/factor_analysis_internal.h"
 #include "pipeline/fit_steps.h"
@@ -87,7 +88,23 @@ void FoldPartial(SecondMomentWorker& w) {
 // worker's matrix. One partial in all (N <= 1024 rows: one block) is rounded
 // to the quantum in place (SingleFoldValue: the same bits as an ExactSum of
 // it, without the 268 MB of units at d = 4096); more are folded and merged.
-Eigen::MatrixXd ExactTotal(std::vector<SecondMomentWorker>& workers) {
+// On a rank of a distributed fit, every rank's partials are folded and the
+// ranks' exact sums added (rank_combine.h); a rank with no rows contributes
+// an empty exact sum.
+StatusOr<Eigen::MatrixXd> ExactTotal(std::vector<SecondMomentWorker>& workers,
+                                     const RowSource& unit) {
+  const Collective* c = unit.collective();
+  if (!IsSingleProcess(c)) {
+    const Eigen::Index d = unit.cols();
+    internal::ExactSum local(d * (d + 1) / 2);
+    for (SecondMomentWorker& w : workers) {
+      if (w.unfolded) FoldPartial(w);
+      if (w.exact.size() > 0) local.Add(w.exact);
+    }
+    Eigen::MatrixXd total = Eigen::MatrixXd::Zero(d, d);
+    DPEM_RETURN_IF_ERROR(internal::WriteExactSumOverRanks(c, local, LowerTriangle(total)));
+    return total;
+  }
   int unfolded = 0;
   bool any_folded = false;
   for (const SecondMomentWorker& w : workers) {
@@ -137,7 +154,7 @@ StatusOr<Eigen::MatrixXd> SecondMomentSum(const RowSource& unit, const Engine& e
         w.unfolded = true;
         return OkStatus();
       }));
-  Eigen::MatrixXd total = ExactTotal(workers);
+  DPEM_ASSIGN_OR_RETURN(Eigen::MatrixXd total, ExactTotal(workers, unit));
   total.triangularView<Eigen::StrictlyUpper>() = total.transpose();
   return total;
 }

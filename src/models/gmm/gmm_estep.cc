@@ -21,6 +21,7 @@
 #include "dpem/engine/engine.h"
 #include "dpem/models/gmm/gmm.h"
 #include "engine/exact_sum.h"
+#include "engine/rank_combine.h"
 #include "models/gmm/gmm_kernels.h"
 
 namespace dpem::internal {
@@ -134,11 +135,14 @@ void Accumulate(const RowBlock& block, EStepWorker& w) {
 // same for any thread count), and the log-likelihood in thread order.
 // With exact == false (raw data outside the unit ball's scale), the
 // per-thread floating-point sums are added in thread order instead.
-GmmStatistics Merge(std::vector<EStepWorker>& workers, Eigen::Index n, bool exact) {
+StatusOr<GmmStatistics> Merge(std::vector<EStepWorker>& workers, const RowSource& x,
+                              bool exact) {
   GmmStatistics stats = std::move(workers[0].stats);
   Eigen::MatrixXd feature_sums = std::move(workers[0].feature_sums);
   if (exact) {
-    MergeExactSums(workers, &EStepWorker::exact).WriteTo(ExactArrays(stats, feature_sums));
+    DPEM_RETURN_IF_ERROR(internal::WriteExactSumOverRanks(
+        x.collective(), MergeExactSums(workers, &EStepWorker::exact),
+        ExactArrays(stats, feature_sums)));
   } else {
     const std::vector<StatisticArray> total = ExactArrays(stats, feature_sums);
     for (size_t t = 1; t < workers.size(); ++t) {
@@ -147,10 +151,12 @@ GmmStatistics Merge(std::vector<EStepWorker>& workers, Eigen::Index n, bool exac
         for (Eigen::Index j = 0; j < total[a].second; ++j) total[a].first[j] += part[a].first[j];
       }
     }
+    DPEM_RETURN_IF_ERROR(internal::SumInRankOrder(x.collective(), total));
   }
   for (size_t t = 1; t < workers.size(); ++t) stats.log_likelihood += workers[t].stats.log_likelihood;
+  DPEM_RETURN_IF_ERROR(internal::SumInRankOrder(x.collective(), {&stats.log_likelihood, 1}));
   if (stats.type == CovarianceType::kFull) UnpackFeatureSums(feature_sums.transpose(), stats);
-  stats.n = n;
+  stats.n = x.rows();
   return stats;
 }
 
@@ -188,7 +194,7 @@ StatusOr<GmmStatistics> ComputeStatisticsPass(const GmmParameters& params, const
         if (exact) w.exact.FoldAndZero(ExactArrays(w.stats, w.feature_sums));
         return OkStatus();
       }));
-  return Merge(workers, x.rows(), exact);
+  return Merge(workers, x, exact);
 }
 
 }  // namespace

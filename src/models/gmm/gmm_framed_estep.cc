@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "engine/exact_sum.h"
+#include "engine/rank_combine.h"
 #include "internal/unit_ball.h"
 #include "models/gmm/gmm_frames.h"
 #include "models/gmm/gmm_kernels.h"
@@ -113,10 +114,11 @@ StatusOr<GmmStatistics> ComputeFramedStatistics(const GmmParameters& params,
         w.exact.FoldAndZero(StatisticArrays(w.stats));
         return OkStatus();
       }));
-  const ExactSum exact = MergeExactSums(workers, &FramedWorker::exact);
   GmmStatistics total = std::move(workers[0].stats);
-  exact.WriteTo(StatisticArrays(total));
+  DPEM_RETURN_IF_ERROR(WriteExactSumOverRanks(
+      unit.collective(), MergeExactSums(workers, &FramedWorker::exact), StatisticArrays(total)));
   for (size_t t = 1; t < workers.size(); ++t) total.log_likelihood += workers[t].stats.log_likelihood;
+  DPEM_RETURN_IF_ERROR(SumInRankOrder(unit.collective(), {&total.log_likelihood, 1}));
   total.n = unit.rows();
   return total;
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dpem/models/kmeans/kmeans.h"
+#include "engine/rank_combine.h"
 #include "models/gmm/gmm_kernels.h"
 #include "models/start/kmeans_plusplus.h"
 #include "models/gmm/gmm_frames.h"
@@ -107,7 +108,11 @@ StatusOr<GmmStatistics> HardAssignmentStatistics(const RowSource& x,
   for (size_t t = 1; t < workers.size(); ++t) {
     DPEM_RETURN_IF_ERROR(workers[0].stats.Add(workers[t].stats));
   }
-  return std::move(workers[0].stats);
+  GmmStatistics& total = workers[0].stats;
+  DPEM_RETURN_IF_ERROR(SumInRankOrder(x.collective(), StatisticArrays(total)));
+  DPEM_RETURN_IF_ERROR(SumInRankOrder(x.collective(), {&total.log_likelihood, 1}));
+  total.n = x.rows();
+  return std::move(total);
 }
 
 StatusOr<GmmParameters> KmeansGmmStart(const RowSource& unit, int k, CovarianceType type,

@@ -15,6 +15,7 @@
 #include "internal/guarantee.h"
 #include "models/gradient_em/gradient_em_internal.h"
 #include "engine/exact_sum.h"
+#include "engine/rank_combine.h"
 
 namespace dpem {
 namespace {
@@ -156,7 +157,9 @@ StatusOr<Eigen::VectorXd> IterationStatistic(const GradientEmData& data,
   DPEM_ASSIGN_OR_RETURN(
       std::vector<Worker> workers,
       engine.Reduce<Worker>(rows, 2 * data.d(), init,
-                            [&](Worker& w, const RowBlock& block, Eigen::Index first) {
+                            [&](Worker& w, const RowBlock& block, Eigen::Index table_row) {
+        // `data` holds the rows from LocalRows().begin on.
+        const Eigen::Index first = table_row - rows.LocalRows().begin;
         w.block.resize(block.rows(), data.d());
         if (o.method == GradientEmMethod::kDpEm) {
           internal::GmmEmMapRows(data, beta, o.sigma, first, w.block);
@@ -167,13 +170,15 @@ StatusOr<Eigen::VectorXd> IterationStatistic(const GradientEmData& data,
         if (released) w.exact.FoldAndZero({{w.sum.data(), w.sum.size()}});
         return OkStatus();
       }));
+  const std::vector<internal::StatisticArray> total = {{workers[0].sum.data(), data.d()}};
   if (released) {
-    internal::MergeExactSums(workers, &Worker::exact)
-        .WriteTo({{workers[0].sum.data(), workers[0].sum.size()}});
+    DPEM_RETURN_IF_ERROR(internal::WriteExactSumOverRanks(
+        rows.collective(), internal::MergeExactSums(workers, &Worker::exact), total));
   } else {
     for (size_t t = 1; t < workers.size(); ++t) workers[0].sum += workers[t].sum;
+    DPEM_RETURN_IF_ERROR(internal::SumInRankOrder(rows.collective(), total));
   }
-  return Eigen::VectorXd(workers[0].sum / static_cast<double>(data.n()));
+  return Eigen::VectorXd(workers[0].sum / static_cast<double>(rows.rows()));
 }
 
 // Re-accounts the releases made. Each recorded a noise multiplier at least
@@ -279,12 +284,20 @@ StatusOr<double> GradientEmChargedEpsilon(const GradientEmOptions& options) {
 
 StatusOr<GradientEmFit> FitGradientEm(const GradientEmData& data,
                                       const GradientEmOptions& options, Generator& gen) {
-  DPEM_RETURN_IF_ERROR(options.Validate());
   DPEM_RETURN_IF_ERROR(data.Validate());
+  DPEM_ASSIGN_OR_RETURN(const MatrixRowSource rows, MatrixRowSource::Borrow(data.x));
+  return internal::FitGradientEmOnRows(data, rows, options, gen);
+}
+
+namespace internal {
+
+StatusOr<GradientEmFit> FitGradientEmOnRows(const GradientEmData& data, const RowSource& rows,
+                                            const GradientEmOptions& options, Generator& gen) {
+  DPEM_RETURN_IF_ERROR(options.Validate());
   if (options.method == GradientEmMethod::kDpEm && data.model != GradientEmModel::kGmm) {
     return InvalidArgumentError("DP EM (Algorithm 3) is defined for the GMM only");
   }
-  const double n = static_cast<double>(data.n());
+  const double n = static_cast<double>(rows.rows());
   NoisePlan plan;
   if (options.IsPrivate()) {
     DPEM_ASSIGN_OR_RETURN(plan, MakeNoisePlan(options, n, static_cast<double>(data.d())));
@@ -299,7 +312,6 @@ StatusOr<GradientEmFit> FitGradientEm(const GradientEmData& data,
   if (options.IsPrivate()) DPEM_RETURN_IF_ERROR(CheckRelease(spec, data.d()));
   DPEM_ASSIGN_OR_RETURN(Eigen::VectorXd beta, InitialBeta(options, data.d(), gen));
   DPEM_ASSIGN_OR_RETURN(const Engine engine, Engine::Create(options.engine));
-  DPEM_ASSIGN_OR_RETURN(const MatrixRowSource rows, MatrixRowSource::Borrow(data.x));
   fit.trajectory.push_back(beta);
   for (int t = 1; t <= options.iterations; ++t) {
     DPEM_ASSIGN_OR_RETURN(Eigen::VectorXd stat,
@@ -330,4 +342,5 @@ StatusOr<GradientEmFit> FitGradientEm(const GradientEmData& data,
   return fit;
 }
 
+}  // namespace internal
 }  // namespace dpem

@@ -4,12 +4,15 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "accounting/ledger_json.h"
 #include "dpem/data/generators.h"
+#include "engine/rank_combine.h"
+#include "models/gradient_em/gradient_em_internal.h"
 
 namespace dpem {
 namespace {
@@ -60,14 +63,27 @@ StatusOr<double> GradientEmFitTask::ChargedEpsilon() const {
   return GradientEmChargedEpsilon(options_);
 }
 
+// The rows this process holds, as the model's data: the whole table, or on
+// a rank of a distributed fit its shard (each rank needs at least one row),
+// checked on every rank before any rank goes on.
 Status GradientEmFitTask::Fit(const RowSource& x, Generator& gen) {
+  const RowRange local = x.LocalRows();
   DataMatrix scratch;
   DataMatrix m;
-  if (x.rows() > 0) m = x.Block(0, x.rows(), scratch);
-  DPEM_ASSIGN_OR_RETURN(const GradientEmData data, FromDataMatrix(model_, m));
-  n_ = data.n();
-  d_ = data.d();
-  DPEM_ASSIGN_OR_RETURN(fit_, FitGradientEm(data, options_, gen));
+  if (local.size() > 0) m = x.Block(local.begin, local.size(), scratch);
+  StatusOr<GradientEmData> data = FromDataMatrix(model_, m);
+  DPEM_RETURN_IF_ERROR(internal::AgreeOnStatus(x.collective(), data.status()));
+  n_ = x.rows();
+  d_ = data->d();
+  if (x.collective() == nullptr) {
+    DPEM_ASSIGN_OR_RETURN(fit_, FitGradientEm(*data, options_, gen));
+    return OkStatus();
+  }
+  DPEM_ASSIGN_OR_RETURN(const MatrixRowSource rows, MatrixRowSource::Borrow(data->x));
+  DPEM_ASSIGN_OR_RETURN(const ShardRowSource shard,
+                        ShardRowSource::Create(std::make_unique<MatrixRowSource>(rows),
+                                               *x.collective()));
+  DPEM_ASSIGN_OR_RETURN(fit_, internal::FitGradientEmOnRows(*data, shard, options_, gen));
   return OkStatus();
 }
 

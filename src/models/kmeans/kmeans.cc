@@ -8,6 +8,7 @@
 #include "dpem/models/gmm/gmm.h"  // kEStepChunkRows.
 #include "dpem/models/kmeans/kmeans.h"
 #include "engine/exact_sum.h"
+#include "engine/rank_combine.h"
 
 namespace dpem {
 namespace {
@@ -149,8 +150,12 @@ StatusOr<KmeansStatistics> ComputeKmeansStatistics(const Eigen::MatrixXd& centre
   for (size_t t = 1; t < workers.size(); ++t) {
     DPEM_RETURN_IF_ERROR(workers[0].stats.Add(workers[t].stats));  // sse and n.
   }
-  exact.WriteTo(released(workers[0].stats));
-  return std::move(workers[0].stats);
+  KmeansStatistics& total = workers[0].stats;
+  const Collective* c = x.collective();
+  DPEM_RETURN_IF_ERROR(internal::WriteExactSumOverRanks(c, exact, released(total)));
+  DPEM_RETURN_IF_ERROR(internal::SumInRankOrder(c, {&total.sse, 1}));
+  total.n = x.rows();
+  return std::move(total);
 }
 
 StatusOr<double> Nicv(const Eigen::MatrixXd& centres, const DataMatrix& x,
