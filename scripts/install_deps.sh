@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages dpem needs to build, test and run its scripts
 # (the Python ones for /usr/bin/python3: plots, scikit-learn references, and
-# the Python package dpem: pybind11, pandas, pytest),
+# the Python package dpem: pybind11, pandas, pytest; Open MPI for dpem-mpi),
 # skipping those already present. Safe to run repeatedly. Needs root (or sudo).
 set -euo pipefail
 
@@ -14,6 +14,7 @@ packages=(
   clang libclang-rt-14-dev
   python3-numpy python3-matplotlib python3-scipy python3-sklearn
   python3-dev pybind11-dev python3-pybind11 python3-pandas python3-pytest
+  libopenmpi-dev openmpi-bin
 )
 
 missing=()

@@ -11,7 +11,7 @@ steps_log out/setup.log
 echo "dpem set-up (apt, CMake and compiler output: $DPEM_LOG)"
 step "Debian packages (scripts/install_deps.sh)" scripts/install_deps.sh
 step "building build/dpem and the Python package (scripts/build.sh)" \
-  scripts/build.sh -DDPEM_BUILD_TESTS=OFF -DDPEM_BUILD_PYTHON=ON
+  scripts/build.sh -DDPEM_BUILD_TESTS=OFF -DDPEM_BUILD_PYTHON=ON -DDPEM_WITH_MPI=ON
 # The Python package, copied into /usr/local/lib/python3.X/dist-packages for
 # /usr/bin/python3 (cmake/parts/python.cmake): `import dpem` works in any
 # shell, and keeps working if build/ is removed. Re-run this script to update it.

@@ -11,7 +11,8 @@ source scripts/lib/steps.sh
 steps_log out/test.log
 step "Debian packages (scripts/install_deps.sh)" scripts/install_deps.sh
 step "building build/ with the tests, benchmarks and Python package (scripts/build.sh)" \
-  scripts/build.sh -DDPEM_BUILD_TESTS=ON -DDPEM_BUILD_BENCHMARKS=ON -DDPEM_BUILD_PYTHON=ON
+  scripts/build.sh -DDPEM_BUILD_TESTS=ON -DDPEM_BUILD_BENCHMARKS=ON -DDPEM_BUILD_PYTHON=ON \
+    -DDPEM_WITH_MPI=ON
 (cd build && ctest --output-on-failure --parallel "$(nproc)" --timeout 900)
 # A short fuzzing run of the CSV, .npy and model-file readers (clang++,
 # ASan + UBSan, build-fuzz); FUZZ_SECONDS per target, 0 skips it.

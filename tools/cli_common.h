@@ -72,6 +72,11 @@ std::string FormatNumber(double value);
 // Writes `json` to stdout, indented, with a trailing newline.
 void PrintJson(const nlohmann::json& json);
 
+// The CLI: parses argv, runs the command, and returns the exit code (0, or
+// kUsageErrorExitCode after one line on stderr). main() of dpem and of
+// dpem-mpi.
+int RunCli(int argc, char** argv);
+
 // One line on stderr: "dpem <command>: <message>" (newlines folded).
 void PrintError(std::string_view command, std::string_view message);
 

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "cli_common.h"
+#include "shard_input.h"
 
 namespace dpem::cli {
 namespace {
@@ -87,6 +88,14 @@ StatusOr<FitRequest> FitRequestFromFlags(const FitFlagTable& t, const FitFlags& 
   r.command = "dpem " + t.command;
   DPEM_ASSIGN_OR_RETURN(r.seed, ParseSeedFlag(f.seed));
   if (f.domain.data_norm_auto) r.bounds_epsilon = f.domain.bounds_epsilon;
+  if (const Collective* c = CliCollective(); c != nullptr) {
+    // dpem-mpi: this rank's shard of --input (docs/distributed.md).
+    r.input = ShardPath(f.input, c->rank());
+    if (!IsSingleProcess(c)) {
+      r.collective = c;
+      r.open_source = ShardOpener(f.input, *c);
+    }
+  }
   if (!f.quiet) r.warn = [](const std::string& line) { std::cerr << line << "\n"; };
   return r;
 }

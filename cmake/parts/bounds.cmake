@@ -1,7 +1,7 @@
 # bounds: a public domain released privately from the data (docs/bounds.md).
 target_sources(dpem PRIVATE src/data/private_bounds.cc)
 if(DPEM_BUILD_CLI)
-  target_sources(dpem_cli PRIVATE tools/bounds_command.cc)
+  target_sources(dpem_cli_objects PRIVATE tools/bounds_command.cc)
 endif()
 if(DPEM_BUILD_TESTS)
   dpem_add_tests(src/data private_bounds_test)

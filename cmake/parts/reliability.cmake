@@ -7,7 +7,7 @@ target_include_directories(dpem PRIVATE ${SQLite3_INCLUDE_DIRS})
 # By name, so that the exported (static) dpem needs no find_dependency.
 target_link_libraries(dpem PRIVATE sqlite3)
 if(DPEM_BUILD_CLI)
-  target_sources(dpem_cli PRIVATE tools/budget_flags.cc tools/budget_command.cc)
+  target_sources(dpem_cli_objects PRIVATE tools/budget_flags.cc tools/budget_command.cc)
 endif()
 if(DPEM_BUILD_TESTS)
   dpem_add_tests(src/accounting budget_store_test)

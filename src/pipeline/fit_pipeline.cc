@@ -176,9 +176,6 @@ Status RunDistributedFit(FitTask& task, const FitRequest& r) {
   if (opened.ok() && shard == nullptr) {
     return InvalidArgumentError("a distributed fit opens its shard itself (open_source or input)");
   }
-  if (!opened.ok() && !r.input.empty()) {
-    opened = Status(opened.status().code(), r.input + ": " + opened.status().message());
-  }
   DPEM_RETURN_IF_ERROR(internal::AgreeOnStatus(c, opened.status()));
   DPEM_ASSIGN_OR_RETURN(const ShardRowSource x, ShardRowSource::Create(std::move(shard), *c));
   if (r.check_shape) DPEM_RETURN_IF_ERROR(r.check_shape(x.rows(), x.cols()));

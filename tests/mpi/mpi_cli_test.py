@@ -1,0 +1,195 @@
+"""dpem-mpi and dpem-mpirun under `mpirun --oversubscribe` (CTest label mpi).
+
+Run by CTest with the build's binaries:
+    /usr/bin/python3 tests/mpi/mpi_cli_test.py BUILD_DIR
+
+Checks (docs/distributed.md):
+  * P = 1, 2, 3, 4 ranks give the model that `dpem` fits on one process with
+    the same seed, to 1e-12 relative, for every model (GMM default private
+    fit with frames and the private start, plain GMM from k-means++, GGG/LLG,
+    k-means, factor analysis, gradient EM), with the shards given as one
+    .npy cut into row ranges or as one file per rank ({rank});
+  * a bad shard on one rank: exit 2 on all, one line naming the rank, no
+    model file, nothing charged to the budget;
+  * a killed rank: exit 2 with one line naming it, no rank left running.
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+BUILD = os.path.abspath(sys.argv[1])
+DPEM = os.path.join(BUILD, "dpem")
+MPIRUN = os.path.join(BUILD, "dpem-mpirun")
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1")
+FAILURES = []
+
+
+def check(condition, what):
+    print(("ok   " if condition else "FAIL ") + what, flush=True)
+    if not condition:
+        FAILURES.append(what)
+
+
+def run(args, timeout=300):
+    return subprocess.run(args, env=ENV, capture_output=True, text=True, timeout=timeout)
+
+
+def numbers(j):
+    if isinstance(j, dict):
+        return [x for k in sorted(j) for x in numbers(j[k])]
+    if isinstance(j, list):
+        return [x for v in j for x in numbers(v)]
+    if isinstance(j, (int, float)) and not isinstance(j, bool):
+        return [float(j)]
+    return []
+
+
+def same_model(a, b):
+    """Every number within 1e-12 relative; the structure and strings equal."""
+    if json.dumps(a, sort_keys=True, default=str).count(",") != \
+       json.dumps(b, sort_keys=True, default=str).count(","):
+        return False, "structure differs"
+    x, y = np.array(numbers(a)), np.array(numbers(b))
+    if x.shape != y.shape:
+        return False, "shapes differ"
+    worst = float(np.max(np.abs(x - y) / np.maximum(1.0, np.abs(x)))) if x.size else 0.0
+    return worst <= 1e-12, "largest relative difference %.3g" % worst
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="dpem_mpi_test_")
+    rng = np.random.default_rng(11)
+    n = 6007
+    x = np.concatenate([rng.normal(c, 1.0, (n // 3 + (i < n % 3), 3)) for i, c in enumerate((-4, 0, 4))])
+    rng.shuffle(x)
+    np.save(os.path.join(tmp, "x.npy"), x)
+    gem = os.path.join(tmp, "gem.npy")
+    r = run([DPEM, "generate", "--model", "rmc", "--n", "4000", "--d", "3", "--snr", "2",
+             "--missing-prob", "0.2", "--seed", "3", "--output", gem,
+             "--truth", os.path.join(tmp, "truth.json")])
+    check(r.returncode == 0, "dpem generate: " + r.stderr.strip())
+
+    def shards(path, ranks):
+        """One file per rank, for the {rank} form."""
+        data = np.load(path)
+        stem = path[:-4]
+        for k in range(ranks):
+            np.save("%s-%d.npy" % (stem, k), data[len(data) * k // ranks:len(data) * (k + 1) // ranks])
+        return stem + "-{rank}.npy"
+
+    common = ["--seed", "20261124", "--threads", "1"]
+    cases = {
+        "gmm private default": ["fit", "gmm", "--components", "3", "--epsilon", "1", "--delta", "1e-5",
+                                "--data-norm", "10"],
+        "gmm plain kmeans++": ["fit", "gmm", "--components", "3", "--epsilon", "inf"],
+        "gmm llg diagonal": ["fit", "gmm", "--components", "3", "--epsilon", "2", "--delta", "1e-5",
+                             "--data-norm", "10", "--mechanisms", "LLG", "--covariance", "diag"],
+        "gmm data-norm auto": ["fit", "gmm", "--components", "3", "--epsilon", "1", "--delta", "1e-5",
+                               "--data-norm", "auto", "--bounds-epsilon", "0.2"],
+        "kmeans cdp-gauss": ["fit", "kmeans", "--components", "3", "--epsilon", "1", "--delta", "1e-5",
+                             "--data-norm", "10", "--method", "cdp-gauss"],
+        "fa private": ["fit", "fa", "--factors", "2", "--epsilon", "1", "--delta", "1e-5",
+                       "--data-norm", "10"],
+    }
+    gem_case = ["fit", "gradient-em", "--model", "rmc", "--method", "dp", "--iterations", "5",
+                "--sigma", "1", "--tau", "10", "--epsilon", "1", "--delta", "1e-5", "--json"]
+    for name, args in cases.items():
+        data = os.path.join(tmp, "x.npy")
+        one = os.path.join(tmp, "one.json")
+        r = run([DPEM] + args + common + ["--input", data, "--output", one])
+        check(r.returncode == 0, "%s: one process: %s" % (name, r.stderr.strip()[-200:]))
+        expected = json.load(open(one))
+        for ranks in (1, 2, 3, 4):
+            for form, path in (("row ranges", data), ("{rank} files", shards(data, ranks))):
+                out = os.path.join(tmp, "dist.json")
+                if os.path.exists(out):
+                    os.remove(out)
+                r = run([MPIRUN, "-np", str(ranks), "fit"] + args[1:] + common +
+                        ["--input", path, "--output", out])
+                ok = r.returncode == 0 and os.path.exists(out)
+                same, how = same_model(expected, json.load(open(out))) if ok else (False, r.stderr.strip()[-300:])
+                check(ok and same, "%s: P = %d, %s: %s" % (name, ranks, form, how))
+    r = run([DPEM] + gem_case + common + ["--input", gem])
+    check(r.returncode == 0, "gradient-em rmc: one process")
+    expected = json.loads(r.stdout)
+    for ranks in (2, 3):
+        r = run([MPIRUN, "-np", str(ranks), "fit"] + gem_case[1:] + common + ["--input", gem])
+        same, how = same_model(expected, json.loads(r.stdout)) if r.returncode == 0 else (False, r.stderr)
+        check(same, "gradient-em rmc: P = %d: %s" % (ranks, how))
+
+    # A bad shard on rank 1: exit 2, one line naming the rank, nothing charged or written.
+    bad = shards(os.path.join(tmp, "x.npy"), 3)
+    data1 = np.load(bad.replace("{rank}", "1"))
+    data1[4, 1] = np.nan
+    np.save(bad.replace("{rank}", "1"), data1)
+    budget = os.path.join(tmp, "budget.db")
+    r = run([DPEM, "budget", "init", "--budget-file", budget, "--dataset", "D", "--epsilon", "2",
+             "--delta", "1e-4"])
+    check(r.returncode == 0, "budget init")
+    out = os.path.join(tmp, "bad.json")
+    r = run([MPIRUN, "-np", "3", "fit", "gmm", "--components", "3", "--epsilon", "1", "--delta",
+             "1e-5", "--data-norm", "10", "--input", bad, "--output", out, "--budget-file", budget,
+             "--dataset", "D"])
+    lines = r.stderr.strip().splitlines()
+    check(r.returncode == 2, "bad shard: exit 2 (got %d)" % r.returncode)
+    check(len(lines) == 1 and "rank 1:" in lines[0] and "NaN" in lines[0],
+          "bad shard: one line naming rank 1: %r" % lines)
+    check(not os.path.exists(out), "bad shard: no model file")
+    def charges():
+        shown = run([DPEM, "budget", "show", "--budget-file", budget, "--json"])
+        return [d["charges"] for d in json.loads(shown.stdout)["datasets"] if d["dataset"] == "D"][0]
+
+    check(charges() == 0, "bad shard: nothing charged")
+    good = shards(os.path.join(tmp, "x.npy"), 3)
+    r = run([MPIRUN, "-np", "3", "fit", "gmm", "--components", "3", "--epsilon", "1", "--delta",
+             "1e-5", "--data-norm", "10", "--input", good, "--output", out, "--budget-file", budget,
+             "--dataset", "D"])
+    check(r.returncode == 0 and charges() == 1, "good shards: charged once (by rank 0)")
+
+    # A killed rank: the others are ended, exit 2, one line naming it.
+    big = os.path.join(tmp, "big.npy")
+    np.save(big, np.random.default_rng(2).normal(size=(400000, 10)))
+    out = os.path.join(tmp, "killed.json")
+    proc = subprocess.Popen([MPIRUN, "-np", "3", "fit", "gmm", "--components", "10", "--epsilon",
+                             "1", "--delta", "1e-5", "--data-norm", "8", "--iterations", "200",
+                             "--threads", "1", "--input", big, "--output", out],
+                            env=ENV, stderr=subprocess.PIPE, text=True)
+    victim = None
+    for _ in range(100):
+        time.sleep(0.1)
+        pids = subprocess.run(["pgrep", "-f", "-x", ".*dpem-mpi fit gmm.*" + big + ".*"],
+                              capture_output=True, text=True).stdout.split()
+        ranks = [p for p in pids if "mpirun" not in open("/proc/%s/cmdline" % p).read()]
+        if len(ranks) == 3:
+            victim = ranks[1]
+            break
+    check(victim is not None, "killed rank: the three ranks started")
+    time.sleep(1.0)
+    if victim:
+        os.kill(int(victim), signal.SIGKILL)
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        err = "(hung)"
+    lines = err.strip().splitlines()
+    check(proc.returncode == 2, "killed rank: exit 2 (got %s)" % proc.returncode)
+    check(len(lines) == 1 and "died (signal 9" in lines[0], "killed rank: one line: %r" % lines)
+    left = subprocess.run(["pgrep", "-f", "dpem-mpi fit gmm.*" + big], capture_output=True, text=True)
+    check(left.stdout.strip() == "", "killed rank: no rank left running")
+    check(not os.path.exists(out), "killed rank: no model file")
+    shutil.rmtree(tmp, ignore_errors=True)
+    print("%d failures" % len(FAILURES))
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
