@@ -7,7 +7,9 @@
 // charges the budget, writes the model file and prints (the other ranks'
 // std::cout and std::cerr are discarded); every rank exits with the same
 // status. The wait of each collective step is DPEM_COLLECTIVE_TIMEOUT
-// seconds (default kDefaultCollectiveTimeout).
+// seconds (default kDefaultCollectiveTimeout). DPEM_MPI_TRAFFIC=1 prints each
+// rank's collective steps and bytes at the end (docs/distributed.md).
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -64,6 +66,13 @@ int main(int argc, char** argv) {
   SetCliCollective(&*mpi);
   const int code = RunCli(argc, argv);
   SetCliCollective(nullptr);
+  if (const char* stats = std::getenv("DPEM_MPI_TRAFFIC"); stats != nullptr && *stats == '1') {
+    // Every rank's line, on the C stream (the C++ streams of ranks > 0 are
+    // discarded).
+    const dpem::MpiCollective::Traffic t = mpi->traffic();
+    std::fprintf(stderr, "dpem-mpi traffic: rank %d: %lld collective steps, %lld bytes sent, %lld bytes received\n",
+                 mpi->rank(), t.steps, t.bytes_sent, t.bytes_received);
+  }
   std::cout.rdbuf(out);
   std::cerr.rdbuf(err);
   return code;

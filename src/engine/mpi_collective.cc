@@ -70,6 +70,9 @@ Status MpiCollective::Broadcast(std::span<unsigned char> data) const {
   MPI_Request request;
   MPI_Ibcast(data.data(), static_cast<int>(data.size()), MPI_BYTE, 0, MPI_COMM_WORLD, &request);
   WaitOrAbort(request, timeout_, rank_, "broadcast");
+  ++traffic_.steps;
+  (rank_ == 0 ? traffic_.bytes_sent : traffic_.bytes_received) +=
+      static_cast<long long>(data.size()) * (rank_ == 0 ? size_ - 1 : 1);
   return OkStatus();
 }
 
@@ -84,10 +87,12 @@ Status MpiCollective::GatherToRank0(
   MPI_Igather(&size, 1, MPI_UINT64_T, sizes.data(), 1, MPI_UINT64_T, 0, MPI_COMM_WORLD,
               &request);
   WaitOrAbort(request, timeout_, rank_, "gather sizes");
+  ++traffic_.steps;
   if (rank_ != 0) {
     MPI_Isend(mine.data(), static_cast<int>(mine.size()), MPI_BYTE, 0, kGatherTag,
               MPI_COMM_WORLD, &request);
     WaitOrAbort(request, timeout_, rank_, "gather");
+    traffic_.bytes_sent += static_cast<long long>(mine.size() + sizeof(size));
     return OkStatus();
   }
   Status status = consume(0, mine);
@@ -97,6 +102,7 @@ Status MpiCollective::GatherToRank0(
     MPI_Irecv(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, r, kGatherTag,
               MPI_COMM_WORLD, &request);
     WaitOrAbort(request, timeout_, rank_, "gather");
+    traffic_.bytes_received += static_cast<long long>(bytes.size() + sizeof(size));
     const Status s = consume(r, bytes);
     if (status.ok()) status = s;
   }

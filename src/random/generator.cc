@@ -5,6 +5,7 @@
 
 #include "dpem/engine/collective.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <span>
@@ -91,33 +92,37 @@ void Generator::ShareFromRank0(const Collective* collective) {
 }
 
 void Generator::Refill() {
-  if (shared_ != nullptr && shared_->rank() != 0) {
-    ReceiveRefill();
+  if (shared_ != nullptr) {
+    RefillFromSharedBlock();
     return;
   }
+  FillFromKeystream(buffer_.data(), kBufferWords);
+  next_ = 0;
+}
+
+// The next `words` words of this generator's keystream (ChaCha20 from
+// block_counter_ on, little-endian words). Consecutive calls continue one
+// keystream, so any split of it into calls gives the same words.
+void Generator::FillFromKeystream(std::uint64_t* out, std::size_t words) {
   static constexpr std::array<unsigned char, kBufferWords * 8> kZeros{};
   static constexpr std::array<unsigned char, crypto_stream_chacha20_NONCEBYTES>
       kNonce{};
   std::array<unsigned char, kBufferWords * 8> bytes;  // The keystream.
-  crypto_stream_chacha20_xor_ic(bytes.data(), kZeros.data(), bytes.size(),
-                                kNonce.data(), block_counter_, key_.data());
-  block_counter_ += kBlocksPerRefill;
-  for (std::size_t w = 0; w < kBufferWords; ++w) {
-    std::uint64_t word = 0;
-    for (std::size_t b = 0; b < 8; ++b) {
-      word |= static_cast<std::uint64_t>(bytes[8 * w + b]) << (8 * b);
+  for (std::size_t done = 0; done < words; done += kBufferWords) {
+    crypto_stream_chacha20_xor_ic(bytes.data(), kZeros.data(), bytes.size(),
+                                  kNonce.data(), block_counter_, key_.data());
+    block_counter_ += kBlocksPerRefill;
+    for (std::size_t w = 0; w < kBufferWords; ++w) {
+      std::uint64_t word = 0;
+      for (std::size_t b = 0; b < 8; ++b) {
+        word |= static_cast<std::uint64_t>(bytes[8 * w + b]) << (8 * b);
+      }
+      out[done + w] = word;
     }
-    buffer_[w] = word;
   }
-  next_ = 0;
-  if (shared_ != nullptr) SendRefill();
 }
 
 namespace {
-std::span<unsigned char> WordBytes(std::array<std::uint64_t, 64>& words) {
-  return {reinterpret_cast<unsigned char*>(words.data()), words.size() * sizeof(std::uint64_t)};
-}
-
 [[noreturn]] void DieOnBrokenStream(const Status& s) {
   std::fprintf(stderr, "dpem: the ranks' shared random stream broke: %s\n",
                s.message().c_str());
@@ -125,13 +130,22 @@ std::span<unsigned char> WordBytes(std::array<std::uint64_t, 64>& words) {
 }
 }  // namespace
 
-void Generator::SendRefill() {
-  static_assert(kBufferWords == 64);
-  if (const Status s = shared_->Broadcast(WordBytes(buffer_)); !s.ok()) DieOnBrokenStream(s);
-}
-
-void Generator::ReceiveRefill() {
-  if (const Status s = shared_->Broadcast(WordBytes(buffer_)); !s.ok()) DieOnBrokenStream(s);
+// A shared stream comes in blocks of kSharedBlockWords words, one collective
+// step each: rank 0 draws them from its keystream (the same words, in the
+// same order, as its unshared refills would be) and broadcasts them; every
+// rank then refills its buffer from the block.
+void Generator::RefillFromSharedBlock() {
+  if (shared_next_ == shared_words_.size()) {
+    shared_words_.resize(kSharedBlockWords);
+    if (shared_->rank() == 0) FillFromKeystream(shared_words_.data(), kSharedBlockWords);
+    const std::span<unsigned char> bytes(reinterpret_cast<unsigned char*>(shared_words_.data()),
+                                         kSharedBlockWords * sizeof(std::uint64_t));
+    if (const Status s = shared_->Broadcast(bytes); !s.ok()) DieOnBrokenStream(s);
+    shared_next_ = 0;
+  }
+  std::copy_n(shared_words_.begin() + static_cast<std::ptrdiff_t>(shared_next_), kBufferWords,
+              buffer_.begin());
+  shared_next_ += kBufferWords;
   next_ = 0;
 }
 

@@ -35,6 +35,15 @@ class MpiCollective final : public Collective {
   MpiCollective& operator=(MpiCollective&&) = delete;
   MpiCollective(const MpiCollective&) = delete;
 
+  // What this rank has exchanged so far: collective steps taken, and bytes
+  // of payload sent and received (docs/distributed.md measures them).
+  struct Traffic {
+    long long steps = 0;
+    long long bytes_sent = 0;
+    long long bytes_received = 0;
+  };
+  Traffic traffic() const { return traffic_; }
+
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   Status Broadcast(std::span<unsigned char> data) const override;
@@ -50,6 +59,7 @@ class MpiCollective final : public Collective {
   int size_ = 1;
   std::chrono::seconds timeout_;
   bool owns_mpi_ = false;
+  mutable Traffic traffic_;
 };
 
 }  // namespace dpem

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <vector>
 
 #include "dpem/status.h"
 
@@ -82,18 +83,23 @@ class Generator {
   // once, by rank 0's CSPRNG, and every rank computes the same released
   // values (docs/distributed.md). Each refill is a collective step: every
   // rank must draw the same number of words in the same order, as the
-  // ranks of one fit do. A refill that the collective cannot complete ends
+  // ranks of one fit do. The words come in blocks of kSharedBlockWords,
+  // one collective step each, and are the words rank 0's generator would
+  // give unshared. A refill that the collective cannot complete ends
   // the process (std::abort, after one line on stderr): the ranks cannot
   // go on with different streams. Null, or a single rank, changes nothing.
-  // `collective` must outlive the generator's draws.
+  // Call it before the first draw; `collective` must outlive the draws.
   void ShareFromRank0(const Collective* collective);
 
  private:
   Generator(const std::array<unsigned char, 32>& key,
             std::optional<std::uint64_t> seed);
   void Refill();
-  void SendRefill();     // Rank 0 of a shared stream: the refill to the others.
-  void ReceiveRefill();  // Another rank: rank 0's refill.
+  void FillFromKeystream(std::uint64_t* out, std::size_t words);
+  void RefillFromSharedBlock();
+
+  // Words per collective step of a shared stream (64 KiB).
+  static constexpr std::size_t kSharedBlockWords = 8192;
 
   static constexpr std::size_t kBufferWords = 64;
   static constexpr std::uint64_t kBlocksPerRefill = kBufferWords * 8 / 64;
@@ -105,6 +111,8 @@ class Generator {
   std::size_t next_ = kBufferWords;  // Index of the next unread word.
   std::optional<std::uint64_t> seed_;
   const Collective* shared_ = nullptr;  // Rank 0's stream on every rank.
+  std::vector<std::uint64_t> shared_words_;  // The latest shared block.
+  std::size_t shared_next_ = 0;              // Its next unread word.
 };
 
 }  // namespace dpem
