@@ -79,6 +79,11 @@ class FactorAnalysis(TransformerMixin, DpemEstimator):
         """The mean log-likelihood of X: the number ``dpem score`` prints."""
         return float(self._model.score(self._rows_for_model(X)))
 
+    def score_samples(self, X):
+        """log N(x; mean_, W W^T + Psi) of each row of X (as scikit-learn's
+        FactorAnalysis.score_samples); ``score`` is their mean."""
+        return self._model.score_samples(self._rows_for_model(X))
+
     def get_covariance(self):
         """The model's covariance W W^T + Psi."""
         check_is_fitted(self)
