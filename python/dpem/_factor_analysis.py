@@ -21,7 +21,7 @@ class FactorAnalysis(TransformerMixin, DpemEstimator):
     ----------
     n_components : int
         The number of factors L (1 <= L <= n_features).
-    epsilon, delta, data_norm, data_center, random_state, budget, n_jobs
+    epsilon, delta, data_norm, data_center, bounds_epsilon, random_state, budget, n_jobs
         As for :class:`dpem.GaussianMixture`.
     max_iter : int or None, default=None
         EM iterations on the released matrix (post-processing); None: 100.
@@ -50,6 +50,7 @@ class FactorAnalysis(TransformerMixin, DpemEstimator):
         delta=None,
         data_norm,
         data_center=None,
+        bounds_epsilon=None,
         max_iter=None,
         random_state=None,
         budget=None,

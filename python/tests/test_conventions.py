@@ -128,7 +128,7 @@ def test_wrong_types_raise_type_error(blobs):
     with pytest.raises(TypeError, match="budget"):
         dpem.GaussianMixture(3, epsilon=1.0, delta=1e-5, data_norm=5.0, budget="b.db").fit(blobs)
     with pytest.raises(ValueError, match="data_norm"):
-        dpem.GaussianMixture(3, epsilon=1.0, delta=1e-5, data_norm="auto").fit(blobs)
+        dpem.GaussianMixture(3, epsilon=1.0, delta=1e-5, data_norm="nope").fit(blobs)
 
 
 def test_scoring_refuses_non_finite_records_as_the_fit_does(blobs):
