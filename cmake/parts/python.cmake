@@ -35,6 +35,7 @@ pybind11_add_module(dpem_python MODULE NO_EXTRAS
   python/src/gmm_bindings.cc
   python/src/kmeans_bindings.cc
   python/src/fa_bindings.cc
+  python/src/gradient_em_bindings.cc
   python/src/budget_bindings.cc
   python/src/accounting_bindings.cc)
 set_target_properties(dpem_python PROPERTIES OUTPUT_NAME _core
