@@ -177,6 +177,7 @@ class DpemEstimator(BaseEstimator):
 
     def _fit_rows(self, X):
         """Fits X; returns the checked array (for labels_ and the like)."""
+        self._reset()  # Before any check: a refused fit leaves nothing fitted.
         rows = as_rows(X)
         self._fit_records(X, rows, rows)
         return rows

@@ -188,6 +188,7 @@ class GradientEM(DpemEstimator):
         """Fits the model: X (n_samples x n_features), and y (n_samples,)
         for "mrm" and "rmc" ("gmm" ignores it). A private fit charges
         ``budget`` before it reads the data. Returns self."""
+        self._reset()  # Before any check: a refused fit leaves nothing fitted.
         features, records = self._records(X, y)
         self._fit_records(X, records, features)
         return self

@@ -35,7 +35,9 @@ def test_the_budget_is_charged_once_with_the_total_epsilon(cls, size, _, blobs, 
     estimator = cls(**size, epsilon=1.0, delta=1e-5, data_norm="auto", bounds_epsilon=0.25,
                     budget=budget)
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # Unseeded: nothing is void.
+        # Unseeded: nothing is void. (A RuntimeWarning that the released
+        # outside fraction is above 1/2 comes in about 1% of the draws.)
+        warnings.simplefilter("error", dpem.PrivacyLeakWarning)
         estimator.fit(blobs)
     account = budget.account()
     assert account["charges"] == 1

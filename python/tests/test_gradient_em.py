@@ -224,6 +224,10 @@ def test_data_is_checked(generated):
     fit = make("rmc").fit(X, y)
     with pytest.raises(ValueError, match="X: record 7 has a NaN or infinite value"):
         fit.predict(bad)
+    with pytest.raises(ValueError, match="requires y to be passed"):
+        fit.fit(X)  # A refused refit leaves nothing fitted.
+    with pytest.raises(NotFittedError):
+        check_is_fitted(fit)
 
 
 def test_a_seed_voids_a_private_fit_and_unseeded_fits_differ(generated):
@@ -234,7 +238,7 @@ def test_a_seed_voids_a_private_fit_and_unseeded_fits_differ(generated):
     assert seeded.privacy_["guarantee_void"] is True and seeded.privacy_["seed"] == 7
     assert _fit(make(random_state=7), X, y)._model_json == seeded._model_json
     with warnings.catch_warnings():
-        warnings.simplefilter("error")
+        warnings.simplefilter("error", dpem.PrivacyLeakWarning)
         first, second = make().fit(X, y), make().fit(X, y)
     assert first.privacy_["guarantee_void"] is False and "seed" not in first.privacy_
     assert 0 < first.privacy_["epsilon"] <= 1.0 and len(first.privacy_["ledger"]) == 4
