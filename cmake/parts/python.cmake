@@ -35,11 +35,12 @@ pybind11_add_module(dpem_python MODULE NO_EXTRAS
   python/src/gmm_bindings.cc
   python/src/kmeans_bindings.cc
   python/src/fa_bindings.cc
+  python/src/gradient_em_bindings.cc
   python/src/budget_bindings.cc
   python/src/accounting_bindings.cc)
 set_target_properties(dpem_python PROPERTIES OUTPUT_NAME _core
                       LIBRARY_OUTPUT_DIRECTORY ${dpem_python_dir})
-target_link_libraries(dpem_python PRIVATE dpem::dpem)
+target_link_libraries(dpem_python PRIVATE dpem::dpem nlohmann_json::nlohmann_json)
 target_compile_options(dpem_python PRIVATE ${DPEM_WARNING_FLAGS})
 
 # The pure-Python modules, copied next to the extension at build time.

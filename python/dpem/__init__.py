@@ -5,10 +5,11 @@
                               data_center=[40.70, -73.98]).fit(X)
     synthetic, _ = gm.sample(1000)
 
-The estimators (GaussianMixture, KMeans, FactorAnalysis) fit through dpem's
-C++ library, the same code as the ``dpem`` command-line tool; their model
-files are the CLI's (``to_json``, :func:`load`). ``epsilon`` and
-``data_norm`` have no defaults. See docs/python.md.
+The estimators (GaussianMixture, KMeans, FactorAnalysis, GradientEM) fit
+through dpem's C++ library, the same code as the ``dpem`` command-line tool;
+their model files are the CLI's (``to_json``, :func:`load`). ``epsilon`` and
+the data bound (``data_norm``; GradientEM's ``tau``) have no defaults. See
+docs/python.md.
 """
 
 import json
@@ -17,6 +18,7 @@ from . import accounting
 from ._base import DpemError, PrivacyLeakWarning
 from ._budget import Budget
 from ._factor_analysis import FactorAnalysis
+from ._gradient_em import GradientEM
 from ._kmeans import KMeans
 from ._mixture import GaussianMixture
 
@@ -25,6 +27,7 @@ __all__ = [
     "DpemError",
     "FactorAnalysis",
     "GaussianMixture",
+    "GradientEM",
     "KMeans",
     "PrivacyLeakWarning",
     "accounting",
@@ -37,14 +40,18 @@ _ESTIMATORS = {cls._model_format: cls for cls in (GaussianMixture, KMeans, Facto
 
 def load(path):
     """The fitted estimator of a model file written by ``dpem fit`` or by
-    an estimator's ``to_json``; its parameters are those the file records.
+    an estimator's ``to_json`` (for GradientEM, the JSON that ``dpem fit
+    gradient-em --json`` prints); its parameters are those the file records.
     ValueError for a file that is not a dpem model file."""
     with open(path, encoding="utf-8") as f:
         text = f.read()
     try:
-        kind = json.loads(text).get("format")
+        document = json.loads(text)
+        kind = document.get("format")
     except (ValueError, AttributeError):
-        kind = None
+        document, kind = None, None
+    if kind is None and GradientEM._is_result(document):
+        return GradientEM._from_model_json(text)
     if kind not in _ESTIMATORS:
         raise ValueError(f"{path}: not a dpem model file of a known format (got {kind!r})")
     return _ESTIMATORS[kind]._from_model_json(text)

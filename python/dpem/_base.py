@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.utils.validation import _get_feature_names, check_array, check_is_fitted
 
 from . import _core
 from ._budget import Budget
@@ -88,14 +88,37 @@ def seed_of(random_state):
 
 
 def _data_norm(value):
-    """(R or None, from_data) for the ``data_norm`` parameter."""
+    """(R or None, from_data, auto) for the ``data_norm`` parameter."""
     if isinstance(value, str):
-        if value != "from_data":
+        if value not in ("auto", "from_data"):
             raise ValueError(
-                f"data_norm: a number, 'from_data' or None (plain fits), got {value!r}"
+                f"data_norm: a number, 'auto', 'from_data' or None (plain fits), got {value!r}"
             )
-        return None, True
-    return _real("data_norm", value, allow_none=True), False
+        return None, value == "from_data", value == "auto"
+    return _real("data_norm", value, allow_none=True), False, False
+
+
+def _domain_fit_args(data_norm, data_center, bounds_epsilon):
+    """The fit's arguments for the public domain: ``data_norm`` (R, "auto",
+    "from_data" or None), ``data_center`` and ``bounds_epsilon`` (with
+    "auto": the pure epsilon of the domain's release, the CLI's
+    ``--data-norm auto --bounds-epsilon``)."""
+    norm, from_data, auto = _data_norm(data_norm)
+    bounds_epsilon = _real("bounds_epsilon", bounds_epsilon, allow_none=True)
+    if auto != (bounds_epsilon is not None):
+        raise ValueError(
+            "bounds_epsilon goes with data_norm='auto' (the domain is then released from the "
+            "data at bounds_epsilon, out of epsilon), and it needs one"
+        )
+    if auto and data_center is not None:
+        raise ValueError("data_norm='auto' releases the centre too: data_center must be None")
+    return {
+        "data_norm": norm,
+        "data_norm_from_data": from_data,
+        "data_norm_auto": auto,
+        "bounds_epsilon": bounds_epsilon,
+        "data_center": None if data_center is None else [float(c) for c in np.ravel(data_center)],
+    }
 
 
 class DpemEstimator(BaseEstimator):
@@ -105,12 +128,17 @@ class DpemEstimator(BaseEstimator):
     (the dpem._core model parsed from the model file), ``_model_format``,
     ``_model_params`` (its parameters that the fit takes besides the shared
     ones), and implements ``_set_model_attributes`` and ``_params_of_model``.
+    A model without a public domain (GradientEM) sets ``_has_domain`` False
+    and may override ``_parse_model``, ``_privacy_of`` and
+    ``_dimension_key`` for a result file of another layout.
     """
 
     _fit_function = None
     _model_class = None
     _model_format = None
     _model_params = ()
+    _has_domain = True
+    _dimension_key = "dimension"
 
     def _store_params(self, params):
         """Stores each constructor parameter as the attribute of its name,
@@ -124,17 +152,16 @@ class DpemEstimator(BaseEstimator):
 
     def _shared_fit_args(self):
         """The arguments every model's fit takes (python/src/common.h)."""
-        data_norm, from_data = _data_norm(self.data_norm)
         budget = self.budget
         if budget is not None and not isinstance(budget, Budget):
             raise TypeError(f"budget: expected a dpem.Budget or None, got {budget!r}")
-        center = self.data_center
+        args = {}
+        if type(self)._has_domain:
+            args = _domain_fit_args(self.data_norm, self.data_center, self.bounds_epsilon)
         return {
+            **args,
             "epsilon": _real("epsilon", self.epsilon),
             "delta": _real("delta", self.delta, allow_none=True),
-            "data_norm": data_norm,
-            "data_norm_from_data": from_data,
-            "data_center": None if center is None else [float(c) for c in np.ravel(center)],
             "accountant": getattr(self, "accountant", None),
             "threads": _threads(self.n_jobs),
             "seed": seed_of(self.random_state),
@@ -149,25 +176,34 @@ class DpemEstimator(BaseEstimator):
         return {name: getattr(self, name) for name in type(self)._model_params}
 
     def _fit_rows(self, X):
-        """Fits X; returns the checked array (for labels_ and the like).
+        """Fits X; returns the checked array (for labels_ and the like)."""
+        self._reset()  # Before any check: a refused fit leaves nothing fitted.
+        rows = as_rows(X)
+        self._fit_records(X, rows, rows)
+        return rows
+
+    def _fit_records(self, X, records, features):
+        """Fits ``records``, the array the library reads (a C-contiguous
+        float64 array: X's rows, or for a regression the CLI's columns of y
+        and X); ``X`` is the data as given (its column names are kept, in
+        the model file too) and ``features`` its checked array.
 
         Nothing of a previous fit survives a call, and a failed call leaves
         the estimator unfitted.
         """
         self._reset()
-        rows = as_rows(X)
-        model_json, lines = type(self)._fit_function(
-            rows, self._shared_fit_args(), self._model_args()
-        )
+        names = _get_feature_names(X)
+        shared = self._shared_fit_args()
+        shared["feature_names"] = None if names is None else [str(n) for n in names]
+        model_json, lines = type(self)._fit_function(records, shared, self._model_args())
         try:
             self._set_fitted(model_json)
             self._check_feature_names(X, reset=True)
-            self._check_n_features(rows, reset=True)
+            self._check_n_features(features, reset=True)
         except BaseException:
             self._reset()
             raise
         self._warn(lines)
-        return rows
 
     def fit(self, X, y=None):
         """Fits the model to X (n_samples x n_features); y is ignored.
@@ -190,13 +226,24 @@ class DpemEstimator(BaseEstimator):
 
     def _set_fitted(self, model_json):
         """Sets every fitted attribute from the model file's text."""
-        model = type(self)._model_class.from_json(model_json)
+        model = type(self)._parse_model(model_json)
         document = json.loads(model_json)
         self._model_json = model_json
         self._model = model
-        self.privacy_ = document["privacy"]
+        self.privacy_ = type(self)._privacy_of(document)
         self.n_iter_ = document["iterations"]
         self._set_model_attributes(model, document)
+
+    @classmethod
+    def _parse_model(cls, model_json):
+        """The model that scores, parsed from the model file's text by the
+        library (ValueError for a bad file)."""
+        return cls._model_class.from_json(model_json)
+
+    @staticmethod
+    def _privacy_of(document):
+        """``privacy_``: the model file's privacy block."""
+        return document["privacy"]
 
     def _set_model_attributes(self, model, document):
         raise NotImplementedError
@@ -240,7 +287,9 @@ class DpemEstimator(BaseEstimator):
         document = json.loads(model_json)
         estimator = cls(**cls._params_of_model(document))
         estimator._set_fitted(model_json)
-        estimator.n_features_in_ = int(document["dimension"])
+        estimator.n_features_in_ = int(document[cls._dimension_key])
+        if document.get("feature_names"):
+            estimator.feature_names_in_ = np.asarray(document["feature_names"], dtype=object)
         return estimator
 
     @staticmethod
@@ -254,6 +303,7 @@ class DpemEstimator(BaseEstimator):
             "delta": (privacy.get("target_delta") or None) if private else None,  # 0: pure DP.
             "data_norm": "from_data" if transform["from_data"] else transform["data_norm"],
             "data_center": transform.get("center"),
+            "bounds_epsilon": None,
             "random_state": privacy.get("seed") if privacy.get("seeded") else None,
         }
 
@@ -265,7 +315,7 @@ class DpemEstimator(BaseEstimator):
     def __setstate__(self, state):
         super().__setstate__(state)
         if "_model_json" in state:
-            self._model = type(self)._model_class.from_json(state["_model_json"])
+            self._model = type(self)._parse_model(state["_model_json"])
 
     # -- scikit-learn's tags ----------------------------------------------
 

@@ -21,7 +21,7 @@ class FactorAnalysis(TransformerMixin, DpemEstimator):
     ----------
     n_components : int
         The number of factors L (1 <= L <= n_features).
-    epsilon, delta, data_norm, data_center, random_state, budget, n_jobs
+    epsilon, delta, data_norm, data_center, bounds_epsilon, random_state, budget, n_jobs
         As for :class:`dpem.GaussianMixture`.
     max_iter : int or None, default=None
         EM iterations on the released matrix (post-processing); None: 100.
@@ -50,6 +50,7 @@ class FactorAnalysis(TransformerMixin, DpemEstimator):
         delta=None,
         data_norm,
         data_center=None,
+        bounds_epsilon=None,
         max_iter=None,
         random_state=None,
         budget=None,
@@ -78,6 +79,11 @@ class FactorAnalysis(TransformerMixin, DpemEstimator):
     def score(self, X, y=None):
         """The mean log-likelihood of X: the number ``dpem score`` prints."""
         return float(self._model.score(self._rows_for_model(X)))
+
+    def score_samples(self, X):
+        """log N(x; mean_, W W^T + Psi) of each row of X (as scikit-learn's
+        FactorAnalysis.score_samples); ``score`` is their mean."""
+        return self._model.score_samples(self._rows_for_model(X))
 
     def get_covariance(self):
         """The model's covariance W W^T + Psi."""

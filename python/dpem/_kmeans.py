@@ -15,7 +15,7 @@ class KMeans(ClusterMixin, DpemEstimator):
     ----------
     n_clusters : int
         The number of centres K.
-    epsilon, delta, data_norm, data_center, random_state, budget, n_jobs
+    epsilon, delta, data_norm, data_center, bounds_epsilon, random_state, budget, n_jobs
         As for :class:`dpem.GaussianMixture`.
     max_iter : int or None, default=None
         The number of iterations J, all run. None: 3 for a private fit from
@@ -50,6 +50,7 @@ class KMeans(ClusterMixin, DpemEstimator):
         delta=None,
         data_norm,
         data_center=None,
+        bounds_epsilon=None,
         max_iter=None,
         method="cdp-gauss",
         accountant="rdp",

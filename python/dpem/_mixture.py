@@ -27,15 +27,23 @@ class GaussianMixture(DensityMixin, DpemEstimator):
         Keyword-only, no default.
     delta : float or None, default=None
         The total delta in (0, 1); required by a private fit.
-    data_norm : float, "from_data" or None
+    data_norm : float, "auto", "from_data" or None
         The PUBLIC bound R on each record's L2 norm around ``data_center``;
         records beyond it are clipped. Keyword-only, no default: a private fit
-        without it raises ValueError. ``"from_data"`` takes R from the data's
-        largest record, which reveals it: the fit warns
-        :class:`dpem.PrivacyLeakWarning` and its guarantee is void. None is
-        accepted by plain fits only (R is then the data's).
+        without it raises ValueError. ``"auto"`` releases the centre and R
+        from the data privately, at ``bounds_epsilon`` out of ``epsilon``
+        (the CLI's ``--data-norm auto``; docs/bounds.md). ``"from_data"``
+        takes R from the data's largest record, which reveals it: the fit
+        warns :class:`dpem.PrivacyLeakWarning` and its guarantee is void.
+        None is accepted by plain fits only (R is then the data's).
     data_center : array-like of shape (n_features,) or None, default=None
-        The PUBLIC centre of the domain (the origin when None).
+        The PUBLIC centre of the domain (the origin when None; None with
+        ``"auto"``, which releases it).
+    bounds_epsilon : float or None, default=None
+        With ``data_norm="auto"`` (and only then): the pure epsilon spent on
+        the domain, in (0, epsilon); the fit gets the rest. The budget is
+        charged once, with ``epsilon``, and ``privacy_`` lists the domain's
+        releases first.
     max_iter : int or None, default=None
         The number of EM iterations J, all run (no convergence test). None:
         3 for a private fit from the private start, 10 from a random start,
@@ -82,6 +90,7 @@ class GaussianMixture(DensityMixin, DpemEstimator):
         delta=None,
         data_norm,
         data_center=None,
+        bounds_epsilon=None,
         max_iter=None,
         accountant="rdp",
         mechanisms="joint",

@@ -13,6 +13,8 @@ void RegisterGmm(pybind11::module_& m);
 void RegisterKmeans(pybind11::module_& m);
 // fit_fa and FaModel (factor analysis).
 void RegisterFactorAnalysis(pybind11::module_& m);
+// fit_gradient_em and check_rows (DP gradient EM).
+void RegisterGradientEm(pybind11::module_& m);
 // budget_init and budget_account (dpem/accounting/budget_store.h).
 void RegisterBudget(pybind11::module_& m);
 // accountant_names, epsilon and calibrate (dpem/accounting/).

@@ -3,6 +3,8 @@
 
 #include <pybind11/stl.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -65,10 +67,15 @@ void RegisterErrors(py::module_& m) {
   py::register_exception<DpemError>(m, "DpemError", PyExc_RuntimeError);
 }
 
-DataMatrix CopyRows(const py::array& x) {
+void CheckRows(const py::array& x) {
   const RowsView v = ViewOf(x);
   // The fit's check of the values, and its message.
   ThrowIfError(WithPrefix("X: ", MatrixRowSource::Borrow(v.data, v.rows, v.cols).status()));
+}
+
+DataMatrix CopyRows(const py::array& x) {
+  CheckRows(x);
+  const RowsView v = ViewOf(x);
   return Eigen::Map<const DataMatrix>(v.data, v.rows, v.cols);
 }
 
@@ -79,6 +86,14 @@ SharedFitArgs ParseSharedFitArgs(const py::dict& args) {
   s.delta = Get<double>(args, "delta", kNaN);
   s.domain.data_norm = Get<double>(args, "data_norm", kNaN);
   s.domain.from_data = Get<bool>(args, "data_norm_from_data", false);
+  if (Get<bool>(args, "data_norm_auto", false)) {
+    // A placeholder until the pipeline releases the domain (RunFit, step 6).
+    s.domain.data_norm = 1.0;
+  }
+  if (args.contains("bounds_epsilon") && !args["bounds_epsilon"].is_none()) {
+    s.request.bounds_epsilon = Get<double>(args, "bounds_epsilon", kNaN);
+  }
+  s.feature_names = Get<std::vector<std::string>>(args, "feature_names", {});
   const std::vector<double> center = Get<std::vector<double>>(args, "data_center", {});
   s.domain.center = Eigen::Map<const Eigen::VectorXd>(center.data(),
                                                       static_cast<Eigen::Index>(center.size()));
@@ -116,6 +131,15 @@ FitOutcome RunFitOnArray(FitTask& task, const py::array& x, FitRequest request) 
   }
   ThrowIfError(status);
   return outcome;
+}
+
+void AddFeatureNames(const std::vector<std::string>& names, std::string& model_json) {
+  if (names.empty()) return;
+  // The model files' keys are sorted (nlohmann::json's std::map), so the
+  // parsed and re-indented text is the original with the one key added.
+  nlohmann::json model = nlohmann::json::parse(model_json);
+  model["feature_names"] = names;
+  model_json = model.dump(2) + "\n";
 }
 
 py::tuple ToPython(const FitOutcome& outcome) {

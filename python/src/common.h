@@ -57,15 +57,23 @@ void RegisterErrors(py::module_& m);
 // as a fit says.
 DataMatrix CopyRows(const py::array& x);
 
+// CopyRows's checks without the copy (for scoring done in Python).
+void CheckRows(const py::array& x);
+
 // The arguments every fit shares, as the estimators pass them (a dict with
-// the keys of dpem/_base.py's _shared_fit_args).
+// the keys of dpem/_base.py's _shared_fit_args). data_norm_auto with
+// bounds_epsilon E0 asks the pipeline to release the domain at E0
+// (request.bounds_epsilon; the domain holds a placeholder until then, as
+// the CLI's --data-norm auto).
 struct SharedFitArgs {
   double epsilon = 0.0;
   double delta = 0.0;  // NaN when None.
-  DataDomain domain;
+  DataDomain domain;   // Unused by a model without one (gradient EM).
   std::optional<AccountantKind> accountant;  // Unset: the model's default.
   EngineOptions engine;
   FitRequest request;  // Budget, seed, command; the data is set by RunFitOnArray.
+  // A DataFrame's column names, written into the model file (AddFeatureNames).
+  std::vector<std::string> feature_names;
 };
 SharedFitArgs ParseSharedFitArgs(const py::dict& args);
 
@@ -75,7 +83,7 @@ template <typename Options>
 void ApplySharedFitArgs(const SharedFitArgs& shared, Options& o) {
   o.epsilon = shared.epsilon;
   o.delta = shared.delta;
-  o.domain = shared.domain;
+  if constexpr (requires { o.domain; }) o.domain = shared.domain;
   o.engine = shared.engine;
   if constexpr (requires { o.accountant; }) {
     if (shared.accountant) o.accountant = *shared.accountant;
@@ -96,6 +104,13 @@ struct FitOutcome {
 // NaN or infinite entry: ValueError "X: record ...").
 FitOutcome RunFitOnArray(FitTask& task, const py::array& x, FitRequest request);
 
+// Adds "feature_names": `names` to the model file's text `model_json` (a
+// JSON object written with sorted keys, indented by 2, with a final
+// newline, as every model file is), unless `names` is empty: a fit without
+// names keeps its text byte for byte, so that it equals the CLI's. The
+// library's readers ignore the key.
+void AddFeatureNames(const std::vector<std::string>& names, std::string& model_json);
+
 // The outcome as the Python tuple (model_json, [warning, ...]).
 py::tuple ToPython(const FitOutcome& outcome);
 
@@ -108,7 +123,9 @@ py::tuple FitArray(const py::array& x, const py::dict& shared_args, const py::di
   auto options = OptionsOf(args);
   ApplySharedFitArgs(shared, options);
   auto task = MakeTask(std::move(options));
-  return ToPython(RunFitOnArray(task, x, std::move(shared.request)));
+  FitOutcome outcome = RunFitOnArray(task, x, std::move(shared.request));
+  AddFeatureNames(shared.feature_names, outcome.model_json);
+  return ToPython(outcome);
 }
 
 // Defines `name` on `m` as FitArray<OptionsOf, MakeTask>; `what` opens its

@@ -1,7 +1,7 @@
 // Factor analysis for Python: a private fit through the pipeline
 // (MakeFaFitTask), and a model parsed from its model file (FaModelFromJson)
 // that scores, transforms and samples as `dpem score`, `dpem transform` and
-// `dpem sample` do.
+// `dpem sample` do (and gives each record's log-density, FaLogDensities).
 #include <pybind11/eigen.h>
 #include <pybind11/stl.h>
 
@@ -47,6 +47,9 @@ void RegisterFactorAnalysis(py::module_& m) {
                              [](const FaModel& f) { return f.fit.parameters.noise_variances; })
       .def("score", RowsMethod<FaModel>([](const FaModel& f, const DataMatrix& x) {
              return FaMeanLogLikelihood(f.fit.parameters, x);
+           }))
+      .def("score_samples", RowsMethod<FaModel>([](const FaModel& f, const DataMatrix& x) {
+             return FaLogDensities(f.fit.parameters, x);
            }))
       .def("transform", RowsMethod<FaModel>([](const FaModel& f, const DataMatrix& x) {
              return FaTransform(f.fit.parameters, x);

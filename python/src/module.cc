@@ -12,6 +12,7 @@ PYBIND11_MODULE(_core, m) {
   dpem::python::RegisterGmm(m);
   dpem::python::RegisterKmeans(m);
   dpem::python::RegisterFactorAnalysis(m);
+  dpem::python::RegisterGradientEm(m);
   dpem::python::RegisterBudget(m);
   dpem::python::RegisterAccounting(m);
 }

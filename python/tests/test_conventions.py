@@ -122,13 +122,22 @@ def test_a_failed_refit_leaves_the_estimator_unfitted(blobs):
     assert not hasattr(estimator, "n_features_in_")
 
 
+@pytest.mark.parametrize("cls, size", ESTIMATORS, ids=IDS)
+def test_a_refit_refused_by_the_shape_checks_leaves_nothing_fitted(cls, size, blobs):
+    estimator = cls(**size, epsilon=math.inf, data_norm=None).fit(blobs)
+    with pytest.raises(ValueError, match="2D array"):
+        estimator.fit(blobs[:, 0])
+    with pytest.raises(NotFittedError):
+        check_is_fitted(estimator)
+
+
 def test_wrong_types_raise_type_error(blobs):
     with pytest.raises(TypeError, match="epsilon"):
         dpem.GaussianMixture(3, epsilon="1", data_norm=5.0).fit(blobs)
     with pytest.raises(TypeError, match="budget"):
         dpem.GaussianMixture(3, epsilon=1.0, delta=1e-5, data_norm=5.0, budget="b.db").fit(blobs)
     with pytest.raises(ValueError, match="data_norm"):
-        dpem.GaussianMixture(3, epsilon=1.0, delta=1e-5, data_norm="auto").fit(blobs)
+        dpem.GaussianMixture(3, epsilon=1.0, delta=1e-5, data_norm="nope").fit(blobs)
 
 
 def test_scoring_refuses_non_finite_records_as_the_fit_does(blobs):

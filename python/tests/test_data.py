@@ -2,7 +2,9 @@
 lists, pandas DataFrames (names kept) and memory-mapped .npy files, with no
 copy of a C-contiguous float64 array; the GIL is released while fitting."""
 
+import json
 import math
+import re
 import threading
 import time
 
@@ -40,7 +42,13 @@ def test_other_layouts_fit_the_same_values_the_same(convert, blobs):
     values = np.asarray(convert(blobs), dtype=np.float64)
     expected = _plain().fit(values)
     got = _plain().fit(convert(blobs))
-    assert got._model_json == expected._model_json
+    # A DataFrame's file has its column names too (test_dataframe_column_names_are_kept).
+    assert _without_feature_names(got._model_json) == expected._model_json
+
+
+def _without_feature_names(text):
+    """A model file's text without its "feature_names" lines."""
+    return re.sub(r'  "feature_names": \[\n(    ".*",?\n)*  \],\n', "", text)
 
 
 def test_float32_and_integer_arrays_are_converted(blobs):
@@ -63,6 +71,34 @@ def test_dataframe_column_names_are_kept(blobs):
         estimator.predict(blobs[:5])
     with pytest.raises(ValueError, match="feature names"):
         estimator.predict(pd.DataFrame(blobs, columns=["x", "y", "z"]))
+
+
+def test_column_names_go_into_the_model_file_and_nothing_else_changes(blobs, tmp_path):
+    frame = pd.DataFrame(blobs, columns=["lat", "lon", "höhe"])
+    named = _plain().fit(frame)
+    plain = _plain().fit(blobs)
+    document = json.loads(named._model_json)
+    assert document.pop("feature_names") == ["lat", "lon", "höhe"]
+    assert document == json.loads(plain._model_json)
+    assert "feature_names" not in plain._model_json
+    # The same text with the key added: the rest byte for byte.
+    assert _without_feature_names(named._model_json) == plain._model_json
+    named.to_json(tmp_path / "named.json")
+    loaded = dpem.load(tmp_path / "named.json")
+    assert list(loaded.feature_names_in_) == ["lat", "lon", "höhe"]
+    assert loaded.score(frame) == plain.score(blobs)
+    with pytest.raises(ValueError, match="feature names"):
+        loaded.score(pd.DataFrame(blobs, columns=["x", "y", "z"]))
+
+
+def test_the_cli_reads_a_model_file_with_column_names(blobs, cli, tmp_path):
+    frame = pd.DataFrame(blobs, columns=["a", "b", "c"])
+    estimator = dpem.GaussianMixture(3, epsilon=1.0, delta=1e-5, data_norm=5.0).fit(frame)
+    estimator.to_json(tmp_path / "model.json")
+    np.save(tmp_path / "x.npy", blobs)
+    scores = json.loads(cli("score", "--model", tmp_path / "model.json",
+                            "--input", tmp_path / "x.npy", "--json"))
+    assert scores["mean_log_likelihood"] == estimator.score(frame)
 
 
 def test_shapes_and_types_are_checked(blobs):

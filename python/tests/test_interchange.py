@@ -179,3 +179,21 @@ def test_mixture_attributes_follow_scikit_learn(gowalla):
         assert gm.aic(gowalla) == pytest.approx(fit + 2 * free, rel=1e-12)
         assert np.mean(gm.score_samples(gowalla)) == pytest.approx(gm.score(gowalla), 1e-12)
         assert np.allclose(gm.predict_proba(gowalla).sum(axis=1), 1)
+
+
+@pytest.mark.parametrize("epsilon", [1.0, math.inf])
+def test_factor_analysis_score_samples_is_the_gaussian_log_density(epsilon, blobs):
+    from scipy import stats
+    fa = dpem.FactorAnalysis(2, epsilon=epsilon, delta=1e-5, data_norm=5.0,
+                             data_center=[0.1, -0.2, 0.0])
+    fa.fit(blobs)
+    # Independently of the library's Woodbury computation: the dense
+    # covariance W W^T + Psi from the attributes, and scipy's density.
+    w = fa.components_.T
+    covariance = w @ w.T + np.diag(fa.noise_variance_)
+    expected = stats.multivariate_normal(fa.mean_, covariance).logpdf(blobs)
+    got = fa.score_samples(blobs)
+    assert got.shape == (len(blobs),)
+    assert np.allclose(got, expected, rtol=1e-10, atol=1e-10)
+    assert np.mean(got) == pytest.approx(fa.score(blobs), rel=1e-12)
+    assert np.array_equal(fa.mean_, [0.1, -0.2, 0.0])

@@ -1,5 +1,5 @@
 """scikit-learn's estimator checks, for every estimator in plain mode
-(epsilon = inf) and private mode.
+(epsilon = inf) and private mode (GradientEM: each of its three models).
 
 The checks seed every fit (sklearn's set_random_state sets random_state=0),
 so the private fits here are seeded, hence void and warned about: expected,
@@ -10,7 +10,8 @@ k-means at epsilon = 1 misses in about a third of its draws.
 Skipped, and why (test_skipped_checks_are_exactly_these asserts the list):
 - check_parameters_default_constructible, every instance: sklearn skips it
   for estimators with required parameters (_required_parameters); epsilon and
-  data_norm have no defaults by design, so no estimator can be built bare.
+  data_norm (GradientEM: epsilon, sigma, tau and max_iter, as the CLI's
+  flags) have no defaults by design, so no estimator can be built bare.
   test_required_parameters_have_no_defaults checks what it would otherwise.
 - in private mode, what the non_deterministic tag exempts: the checks that
   compare two fits or a fit and a fit_transform (check_pipeline_consistency,
@@ -29,15 +30,22 @@ from sklearn.utils.estimator_checks import check_estimator, parametrize_with_che
 
 import dpem
 
+GRADIENT_EM_MODELS = ("gmm", "mrm", "rmc")
 PLAIN = [
     dpem.GaussianMixture(3, epsilon=math.inf, data_norm=None),
     dpem.KMeans(3, epsilon=math.inf, data_norm=None),
     dpem.FactorAnalysis(2, epsilon=math.inf, data_norm=None),
+] + [
+    dpem.GradientEM(model, epsilon=math.inf, sigma=1.0, tau=None, max_iter=5)
+    for model in GRADIENT_EM_MODELS
 ]
 PRIVATE = [
     dpem.GaussianMixture(3, epsilon=1.0, delta=1e-5, data_norm=5.0),
     dpem.KMeans(3, epsilon=100.0, delta=1e-5, data_norm=3.0),
     dpem.FactorAnalysis(2, epsilon=1.0, delta=1e-5, data_norm=5.0),
+] + [
+    dpem.GradientEM(model, epsilon=1.0, delta=1e-5, sigma=1.0, tau=10.0, max_iter=5)
+    for model in GRADIENT_EM_MODELS
 ]
 NON_DETERMINISTIC = {
     "check_pipeline_consistency",
@@ -78,19 +86,31 @@ def test_skipped_checks_are_exactly_these(estimator):
     assert estimator._get_tags()["non_deterministic"] == (estimator in PRIVATE)
 
 
-@pytest.mark.parametrize("cls", [dpem.GaussianMixture, dpem.KMeans, dpem.FactorAnalysis])
-def test_required_parameters_have_no_defaults(cls):
+# A value for each required parameter.
+REQUIRED_VALUES = {
+    "n_components": 2, "n_clusters": 2, "model": "gmm", "epsilon": 1.0, "data_norm": 1.0,
+    "sigma": 1.0, "tau": 1.0, "max_iter": 5,
+}
+
+
+@pytest.mark.parametrize(
+    "cls, bound",
+    [(dpem.GaussianMixture, "data_norm"), (dpem.KMeans, "data_norm"),
+     (dpem.FactorAnalysis, "data_norm"), (dpem.GradientEM, "tau")],
+)
+def test_required_parameters_have_no_defaults(cls, bound):
     # What check_parameters_default_constructible checks, for the others.
     params = inspect.signature(cls.__init__).parameters
     required = [name for name, p in params.items() if name != "self" and p.default is p.empty]
     assert required == cls._required_parameters
     assert params["epsilon"].kind is inspect.Parameter.KEYWORD_ONLY
-    assert params["data_norm"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert params[bound].kind is inspect.Parameter.KEYWORD_ONLY
+    assert params[bound].default is inspect.Parameter.empty
     allowed = (str, int, float, bool, type(None))
     for name, p in params.items():
         if name != "self" and p.default is not p.empty:
             assert isinstance(p.default, allowed), name
-    kwargs = {required[0]: 2, "epsilon": 1.0, "data_norm": 1.0}
+    kwargs = {name: REQUIRED_VALUES[name] for name in required}
     estimator = cls(**kwargs)
     assert {k: estimator.get_params()[k] for k in kwargs} == kwargs
     assert vars(estimator).keys() == estimator.get_params().keys()

@@ -159,6 +159,20 @@ StatusOr<double> FaMeanLogLikelihood(const FaParameters& p, const DataMatrix& x)
   return -0.5 * (d * std::log(2.0 * std::numbers::pi) + LogDetCovariance(p, w) + quad);
 }
 
+StatusOr<Eigen::VectorXd> FaLogDensities(const FaParameters& p, const DataMatrix& x) {
+  DPEM_RETURN_IF_ERROR(CheckData(p, x));
+  DPEM_ASSIGN_OR_RETURN(const Woodbury w, Factorise(p));
+  const Eigen::MatrixXd centred = (x.rowwise() - p.mean.transpose()).transpose();  // d x N
+  // Per record, x^T C^-1 x = x^T Psi^-1 x - ||L^-1 A^T x||^2.
+  const Eigen::VectorXd plain =
+      (p.noise_variances.cwiseInverse().asDiagonal() * centred.cwiseAbs2()).colwise().sum();
+  const Eigen::MatrixXd proj = w.m.matrixL().solve(w.a.transpose() * centred);
+  const Eigen::VectorXd quad = plain - proj.colwise().squaredNorm().transpose();
+  const double d = static_cast<double>(p.dimension());
+  const double constant = d * std::log(2.0 * std::numbers::pi) + LogDetCovariance(p, w);
+  return Eigen::VectorXd(-0.5 * (quad.array() + constant));
+}
+
 StatusOr<double> FaSecondMomentLogLikelihood(const FaParameters& p, const Eigen::MatrixXd& s) {
   DPEM_RETURN_IF_ERROR(ValidateFaParameters(p));
   if (s.rows() != p.dimension() || s.cols() != p.dimension()) {

@@ -64,6 +64,21 @@ TEST(FaDensityTest, LogLikelihoodMatchesTheDenseGaussian) {
   EXPECT_NEAR(*ll, DenseMeanLogLikelihood(p, x), 1e-11);
 }
 
+TEST(FaDensityTest, LogDensitiesMatchTheDenseGaussianRecordByRecord) {
+  const FaParameters p = TestModel();
+  const DataMatrix x = Draw(p, 30, 5);
+  StatusOr<Eigen::VectorXd> densities = FaLogDensities(p, x);
+  ASSERT_TRUE(densities.ok()) << densities.status().ToString();
+  ASSERT_EQ(densities->size(), 30);
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    EXPECT_NEAR((*densities)(i), DenseMeanLogLikelihood(p, DataMatrix(x.row(i))), 1e-11) << i;
+  }
+  StatusOr<double> mean = FaMeanLogLikelihood(p, x);
+  ASSERT_TRUE(mean.ok());
+  EXPECT_NEAR(densities->mean(), *mean, 1e-11);
+  EXPECT_FALSE(FaLogDensities(p, DataMatrix(x.leftCols(2))).ok());
+}
+
 TEST(FaDensityTest, SecondMomentLogLikelihoodEqualsTheDataVersion) {
   FaParameters p = TestModel();
   const DataMatrix x = Draw(p, 40, 2);

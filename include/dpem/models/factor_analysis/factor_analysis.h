@@ -82,6 +82,10 @@ Status ValidateFaParameters(const FaParameters& p);
 // and x with d columns, >= 1 row, finite values.
 StatusOr<double> FaMeanLogLikelihood(const FaParameters& p, const DataMatrix& x);
 
+// The log-density log N(x_i; mu, W W^T + Psi) of each record (N entries),
+// computed as FaMeanLogLikelihood computes their mean. Same requirements.
+StatusOr<Eigen::VectorXd> FaLogDensities(const FaParameters& p, const DataMatrix& x);
+
 // The mean log-likelihood of data whose second moment about p.mean is S
 // (S = (1/N) sum (x_i - mu)(x_i - mu)^T): -(d log 2 pi + log det C +
 // tr(C^{-1} S)) / 2. Requires S symmetric d x d.
