@@ -55,9 +55,13 @@ int main(int argc, char** argv) {
     std::cout.rdbuf(discarded.rdbuf());
     std::cerr.rdbuf(discarded.rdbuf());
   }
-  const bool fit = argc > 1 && std::string(argv[1]) == "fit";
-  if (mpi->size() > 1 && argc > 1 && argv[1][0] != '-' && !fit) {
-    PrintError("", std::string("dpem-mpi runs the fit commands; run '") + argv[1] +
+  // The commands that read data: fit, and score, predict and transform
+  // (each rank reads its shard; rank 0 prints or writes for all).
+  const std::string command = argc > 1 ? argv[1] : "";
+  const bool distributed = command == "fit" || command == "score" || command == "predict" ||
+                           command == "transform";
+  if (mpi->size() > 1 && !command.empty() && command[0] != '-' && !distributed) {
+    PrintError("", "dpem-mpi runs fit, score, predict and transform; run '" + command +
                        "' with dpem");
     std::cout.rdbuf(out);
     std::cerr.rdbuf(err);

@@ -14,6 +14,7 @@
 #include "fit_flags.h"
 #include "internal/file_util.h"
 #include "model_commands.h"
+#include "shard_input.h"
 
 namespace dpem::cli {
 namespace {
@@ -132,7 +133,9 @@ Status TransformFaModel(const ModelCommandFlags& f) {
   DPEM_ASSIGN_OR_RETURN(const FaFit fit, ReadFaModel(f.model));
   DPEM_ASSIGN_OR_RETURN(const DataMatrix x, ReadDataForModel(f, fit.parameters.dimension()));
   DPEM_ASSIGN_OR_RETURN(const DataMatrix z, FaTransform(fit.parameters, x));
-  return WriteMatrix(f.output, z);
+  DPEM_ASSIGN_OR_RETURN(const std::optional<DataMatrix> all, GatherRowsToRank0(z));
+  if (!all) return OkStatus();  // dpem-mpi: rank 0 writes every rank's rows.
+  return WriteMatrix(f.output, *all);
 }
 
 }  // namespace dpem::cli

@@ -17,6 +17,7 @@
 #include "dpem/models/gmm/gmm_model_io.h"
 #include "internal/file_util.h"
 #include "model_commands.h"
+#include "shard_input.h"
 
 namespace dpem::cli {
 namespace {
@@ -31,7 +32,7 @@ Status RunScore(const ModelCommandFlags& f) {
 }
 
 Status RunPredict(const ModelCommandFlags& f) {
-  if (!f.output.empty()) DPEM_RETURN_IF_ERROR(internal::CheckCanCreate(f.output));
+  if (!f.output.empty() && IsCliRank0()) DPEM_RETURN_IF_ERROR(internal::CheckCanCreate(f.output));
   DPEM_ASSIGN_OR_RETURN(const GmmFit fit, ReadGmmModel(f.model));
   DPEM_ASSIGN_OR_RETURN(const DataMatrix x, ReadDataForModel(f, fit.parameters.dimension()));
   DataMatrix out;
@@ -41,6 +42,9 @@ Status RunPredict(const ModelCommandFlags& f) {
     DPEM_ASSIGN_OR_RETURN(const Eigen::VectorXi labels, Predict(fit.parameters, x));
     out = labels.cast<double>();
   }
+  DPEM_ASSIGN_OR_RETURN(const std::optional<DataMatrix> all, GatherRowsToRank0(out));
+  if (!all) return OkStatus();  // dpem-mpi: rank 0 writes every rank's rows.
+  out = *all;
   if (!f.output.empty()) return WriteMatrix(f.output, out);
   for (Eigen::Index i = 0; i < out.rows(); ++i) {
     for (Eigen::Index j = 0; j < out.cols(); ++j) {
@@ -116,23 +120,30 @@ void AddModelAndInput(CLI::App* app, ModelCommandFlags& f) {
 }  // namespace
 
 StatusOr<DataMatrix> ReadDataForModel(const ModelCommandFlags& f, Eigen::Index dimension) {
-  DPEM_ASSIGN_OR_RETURN(DataMatrix x, ReadMatrix(f.input));
+  DPEM_ASSIGN_OR_RETURN(DataMatrix x, ReadRankRows(f.input));
+  Status shape = OkStatus();
   if (x.cols() != dimension) {
-    return InvalidArgumentError(f.input + ": the data has " + std::to_string(x.cols()) +
-                                " columns but the model " + f.model + " has dimension " +
-                                std::to_string(dimension));
+    shape = InvalidArgumentError(f.input + ": the data has " + std::to_string(x.cols()) +
+                                 " columns but the model " + f.model + " has dimension " +
+                                 std::to_string(dimension));
   }
+  DPEM_RETURN_IF_ERROR(AgreeAcrossRanks(shape));
   return x;
 }
 
 Status ScoreData(const ModelCommandFlags& f, Eigen::Index dimension, const char* key,
                  const char* text, const std::function<StatusOr<double>(const DataMatrix&)>& score) {
   DPEM_ASSIGN_OR_RETURN(const DataMatrix x, ReadDataForModel(f, dimension));
-  DPEM_ASSIGN_OR_RETURN(const double value, score(x));
+  // Under dpem-mpi, a rank whose shard is empty adds nothing to the mean.
+  const bool empty_shard = x.rows() == 0 && !IsSingleProcess(CliCollective());
+  const StatusOr<double> local = empty_shard ? StatusOr<double>(0.0) : score(x);
+  DPEM_RETURN_IF_ERROR(AgreeAcrossRanks(local.status()));
+  DPEM_ASSIGN_OR_RETURN(const auto mean, MeanOverRanks(*local, x.rows()));
+  const auto [value, n] = mean;
   if (f.json) {
-    PrintJson({{key, value}, {"n", x.rows()}});
+    PrintJson({{key, value}, {"n", n}});
   } else {
-    std::cout << text << ": " << FormatNumber(value) << " (" << x.rows()
+    std::cout << text << ": " << FormatNumber(value) << " (" << n
               << " records, original units)\n";
   }
   return OkStatus();

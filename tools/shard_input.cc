@@ -1,9 +1,12 @@
 // See shard_input.h.
 #include "shard_input.h"
 
+#include <cstring>
 #include <utility>
+#include <vector>
 
 #include "dpem/data/io.h"
+#include "engine/rank_combine.h"
 
 namespace dpem::cli {
 namespace {
@@ -52,6 +55,55 @@ std::function<StatusOr<std::unique_ptr<RowSource>>()> ShardOpener(const std::str
     const Eigen::Index begin = n * r / p, end = n * (r + 1) / p;
     return std::unique_ptr<RowSource>(std::make_unique<RowRangeSource>(std::move(all), begin, end));
   };
+}
+
+bool IsCliRank0() { return g_collective == nullptr || g_collective->rank() == 0; }
+
+Status AgreeAcrossRanks(const Status& local) {
+  return internal::AgreeOnStatus(g_collective, local);
+}
+
+StatusOr<DataMatrix> ReadRankRows(const std::string& input) {
+  StatusOr<DataMatrix> x = InvalidArgumentError("unread");
+  if (IsSingleProcess(g_collective)) {
+    x = ReadMatrix(g_collective == nullptr ? input : ShardPath(input, 0));
+  } else {
+    StatusOr<std::unique_ptr<RowSource>> source = ShardOpener(input, *g_collective)();
+    if (source.ok()) {
+      DataMatrix scratch;
+      x = (*source)->rows() > 0 ? DataMatrix((*source)->Block(0, (*source)->rows(), scratch))
+                                : DataMatrix(0, (*source)->cols());
+    } else {
+      x = source.status();
+    }
+  }
+  DPEM_RETURN_IF_ERROR(AgreeAcrossRanks(x.status()));
+  return x;
+}
+
+StatusOr<std::pair<double, Eigen::Index>> MeanOverRanks(double mean, Eigen::Index n) {
+  if (IsSingleProcess(g_collective)) return std::make_pair(mean, n);
+  double parts[2] = {n > 0 ? mean * static_cast<double>(n) : 0.0, static_cast<double>(n)};
+  DPEM_RETURN_IF_ERROR(internal::SumInRankOrder(g_collective, parts));
+  return std::make_pair(parts[0] / parts[1], static_cast<Eigen::Index>(parts[1]));
+}
+
+StatusOr<std::optional<DataMatrix>> GatherRowsToRank0(const DataMatrix& local) {
+  if (IsSingleProcess(g_collective)) return std::optional<DataMatrix>(local);
+  const std::span<const unsigned char> bytes(reinterpret_cast<const unsigned char*>(local.data()),
+                                             local.size() * sizeof(double));
+  std::vector<double> all;
+  DPEM_RETURN_IF_ERROR(g_collective->GatherToRank0(
+      bytes, [&](int, std::span<const unsigned char> part) {
+        const size_t old = all.size();
+        all.resize(old + part.size() / sizeof(double));
+        if (!part.empty()) std::memcpy(all.data() + old, part.data(), part.size());
+        return OkStatus();
+      }));
+  if (g_collective->rank() != 0) return std::optional<DataMatrix>();
+  const Eigen::Index cols = local.cols();
+  return std::optional<DataMatrix>(Eigen::Map<const DataMatrix>(
+      all.data(), cols > 0 ? static_cast<Eigen::Index>(all.size()) / cols : 0, cols));
 }
 
 }  // namespace dpem::cli

@@ -6,6 +6,8 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <string>
 
 #include "dpem/data/row_source.h"
@@ -31,6 +33,28 @@ std::string ShardPath(const std::string& input, int rank);
 // rank reads (a .npy is memory-mapped, so a rank touches only its rows).
 std::function<StatusOr<std::unique_ptr<RowSource>>()> ShardOpener(const std::string& input,
                                                                   const Collective& c);
+
+// True unless this process is a rank other than 0 of dpem-mpi: the process
+// that writes files and prints.
+bool IsCliRank0();
+
+// The records of `input` this process holds, as a matrix: the whole file,
+// or under dpem-mpi this rank's shard (ShardOpener), with every rank's
+// error agreed (AgreeAcrossRanks).
+StatusOr<DataMatrix> ReadRankRows(const std::string& input);
+
+// internal::AgreeOnStatus over the CLI's ranks: OK on every rank only if OK
+// on every rank; otherwise the first failing rank's status, naming it.
+Status AgreeAcrossRanks(const Status& local);
+
+// The mean over every rank's records of a per-record quantity of which this
+// rank's `n` records have mean `mean` (ignored if n = 0), and their count:
+// on every rank.
+StatusOr<std::pair<double, Eigen::Index>> MeanOverRanks(double mean, Eigen::Index n);
+
+// Every rank's rows of a per-record output (the same number of columns), in
+// rank order, on rank 0; nullopt on the other ranks.
+StatusOr<std::optional<DataMatrix>> GatherRowsToRank0(const DataMatrix& local);
 
 }  // namespace dpem::cli
 

@@ -11,6 +11,8 @@ Checks (docs/distributed.md):
     .npy cut into row ranges or as one file per rank ({rank});
   * a bad shard on one rank: exit 2 on all, one line naming the rank, no
     model file, nothing charged to the budget;
+  * score, predict and transform over the shards print or write what they
+    do on one process (score to 1e-12 relative);
   * a killed rank: exit 2 with one line naming it, no rank left running.
 """
 import json
@@ -117,6 +119,40 @@ def main():
                 ok = r.returncode == 0 and os.path.exists(out)
                 same, how = same_model(expected, json.load(open(out))) if ok else (False, r.stderr.strip()[-300:])
                 check(ok and same, "%s: P = %d, %s: %s" % (name, ranks, form, how))
+    # score, predict and transform over the shards: the one-process output.
+    data = os.path.join(tmp, "x.npy")
+    models = {}
+    for name, args in (("gmm", cases["gmm private default"]), ("kmeans", cases["kmeans cdp-gauss"]),
+                       ("fa", cases["fa private"])):
+        models[name] = os.path.join(tmp, name + ".json")
+        run([DPEM] + args + common + ["--input", data, "--output", models[name]])
+    uses = [("score", "gmm", ["--json"]), ("score", "kmeans", ["--json"]), ("score", "fa", ["--json"]),
+            ("predict", "gmm", ["--proba"]), ("predict", "kmeans", []), ("transform", "fa", [])]
+    for command, model, extra in uses:
+        out = os.path.join(tmp, "out.csv")
+        one_args = [command, "--model", models[model]] + extra
+        if command == "transform":
+            one_args += ["--output", out]
+        r = run([DPEM] + one_args + ["--input", data])
+        expected = r.stdout if command != "transform" else open(out).read()
+        for ranks in (2, 3):
+            r = run([MPIRUN, "-np", str(ranks)] + one_args + ["--input", shards(data, ranks)])
+            got = r.stdout if command != "transform" else open(out).read()
+            if r.returncode != 0:
+                same, how = False, r.stderr
+            elif command == "score":
+                same, how = same_model(json.loads(expected), json.loads(got))
+            elif extra == ["--proba"]:
+                # Per-record values: the same to rounding (a shard's rows may
+                # meet the vectorised kernels at another alignment).
+                a = np.loadtxt(expected.splitlines(), delimiter=",")
+                b = np.loadtxt(got.splitlines(), delimiter=",")
+                worst = float(np.max(np.abs(a - b))) if a.shape == b.shape else np.inf
+                same, how = worst <= 1e-12, "largest difference %.3g" % worst
+            else:
+                same, how = got == expected and r.returncode == 0, "identical" if got == expected else r.stderr
+            check(same, "%s %s: P = %d: %s" % (command, model, ranks, how))
+
     r = run([DPEM] + gem_case + common + ["--input", gem])
     check(r.returncode == 0, "gradient-em rmc: one process")
     expected = json.loads(r.stdout)
