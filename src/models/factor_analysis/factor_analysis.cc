@@ -146,31 +146,42 @@ Status ValidateFaParameters(const FaParameters& p) {
   return OkStatus();
 }
 
-StatusOr<double> FaMeanLogLikelihood(const FaParameters& p, const DataMatrix& x) {
+namespace {
+
+// The parts of each record's log-density under p, -0.5 (constant + x^T C^-1
+// x) with x centred: x^T C^-1 x = x^T Psi^-1 x - ||L^-1 A^T x||^2 (Woodbury),
+// `plain` the first term per record and `proj` the columns L^-1 A^T x.
+struct DensityParts {
+  Eigen::VectorXd plain;
+  Eigen::MatrixXd proj;
+  double constant = 0.0;  // d log(2 pi) + log det C.
+};
+
+StatusOr<DensityParts> ComputeDensityParts(const FaParameters& p, const DataMatrix& x) {
   DPEM_RETURN_IF_ERROR(CheckData(p, x));
   DPEM_ASSIGN_OR_RETURN(const Woodbury w, Factorise(p));
   const Eigen::MatrixXd centred = (x.rowwise() - p.mean.transpose()).transpose();  // d x N
-  // x^T C^-1 x = x^T Psi^-1 x - ||L^-1 A^T x||^2.
-  const Eigen::VectorXd plain =
-      (p.noise_variances.cwiseInverse().asDiagonal() * centred.cwiseAbs2()).colwise().sum();
-  const Eigen::MatrixXd proj = w.m.matrixL().solve(w.a.transpose() * centred);
-  const double quad = (plain.sum() - proj.squaredNorm()) / static_cast<double>(x.rows());
+  DensityParts parts;
+  parts.plain = (p.noise_variances.cwiseInverse().asDiagonal() * centred.cwiseAbs2()).colwise().sum();
+  parts.proj = w.m.matrixL().solve(w.a.transpose() * centred);
   const double d = static_cast<double>(p.dimension());
-  return -0.5 * (d * std::log(2.0 * std::numbers::pi) + LogDetCovariance(p, w) + quad);
+  parts.constant = d * std::log(2.0 * std::numbers::pi) + LogDetCovariance(p, w);
+  return parts;
+}
+
+}  // namespace
+
+StatusOr<double> FaMeanLogLikelihood(const FaParameters& p, const DataMatrix& x) {
+  DPEM_ASSIGN_OR_RETURN(const DensityParts parts, ComputeDensityParts(p, x));
+  const double quad =
+      (parts.plain.sum() - parts.proj.squaredNorm()) / static_cast<double>(x.rows());
+  return -0.5 * (parts.constant + quad);
 }
 
 StatusOr<Eigen::VectorXd> FaLogDensities(const FaParameters& p, const DataMatrix& x) {
-  DPEM_RETURN_IF_ERROR(CheckData(p, x));
-  DPEM_ASSIGN_OR_RETURN(const Woodbury w, Factorise(p));
-  const Eigen::MatrixXd centred = (x.rowwise() - p.mean.transpose()).transpose();  // d x N
-  // Per record, x^T C^-1 x = x^T Psi^-1 x - ||L^-1 A^T x||^2.
-  const Eigen::VectorXd plain =
-      (p.noise_variances.cwiseInverse().asDiagonal() * centred.cwiseAbs2()).colwise().sum();
-  const Eigen::MatrixXd proj = w.m.matrixL().solve(w.a.transpose() * centred);
-  const Eigen::VectorXd quad = plain - proj.colwise().squaredNorm().transpose();
-  const double d = static_cast<double>(p.dimension());
-  const double constant = d * std::log(2.0 * std::numbers::pi) + LogDetCovariance(p, w);
-  return Eigen::VectorXd(-0.5 * (quad.array() + constant));
+  DPEM_ASSIGN_OR_RETURN(const DensityParts parts, ComputeDensityParts(p, x));
+  const Eigen::VectorXd quad = parts.plain - parts.proj.colwise().squaredNorm().transpose();
+  return Eigen::VectorXd(-0.5 * (quad.array() + parts.constant));
 }
 
 StatusOr<double> FaSecondMomentLogLikelihood(const FaParameters& p, const Eigen::MatrixXd& s) {
