@@ -13,7 +13,9 @@ Checks (docs/distributed.md):
     model file, nothing charged to the budget;
   * score, predict and transform over the shards print or write what they
     do on one process (score to 1e-12 relative);
-  * a killed rank: exit 2 with one line naming it, no rank left running.
+  * a killed rank: exit 2 with one line naming it, no rank left running;
+  * a hung (stopped) rank: the collective steps time out
+    (DPEM_COLLECTIVE_TIMEOUT), one line, exit 2, no rank left running.
 """
 import json
 import os
@@ -64,6 +66,25 @@ def same_model(a, b):
         return False, "shapes differ"
     worst = float(np.max(np.abs(x - y) / np.maximum(1.0, np.abs(x)))) if x.size else 0.0
     return worst <= 1e-12, "largest relative difference %.3g" % worst
+
+
+def rank_pids(data):
+    """The process id of rank 1 of a running 3-rank fit of `data` (the ranks
+    in order of their process ids), or None if they did not all start."""
+    for _ in range(100):
+        time.sleep(0.1)
+        pids = subprocess.run(["pgrep", "-f", "dpem-mpi fit gmm.*" + data],
+                              capture_output=True, text=True).stdout.split()
+        ranks = []
+        for p in pids:
+            try:
+                if "mpirun" not in open("/proc/%s/cmdline" % p).read():
+                    ranks.append(p)
+            except OSError:
+                pass
+        if len(ranks) == 3:
+            return sorted(ranks, key=int)[1]
+    return None
 
 
 def main():
@@ -198,15 +219,7 @@ def main():
                              "1", "--delta", "1e-5", "--data-norm", "8", "--iterations", "200",
                              "--threads", "1", "--input", big, "--output", out],
                             env=ENV, stderr=subprocess.PIPE, text=True)
-    victim = None
-    for _ in range(100):
-        time.sleep(0.1)
-        pids = subprocess.run(["pgrep", "-f", "-x", ".*dpem-mpi fit gmm.*" + big + ".*"],
-                              capture_output=True, text=True).stdout.split()
-        ranks = [p for p in pids if "mpirun" not in open("/proc/%s/cmdline" % p).read()]
-        if len(ranks) == 3:
-            victim = ranks[1]
-            break
+    victim = rank_pids(big)
     check(victim is not None, "killed rank: the three ranks started")
     time.sleep(1.0)
     if victim:
@@ -222,6 +235,30 @@ def main():
     left = subprocess.run(["pgrep", "-f", "dpem-mpi fit gmm.*" + big], capture_output=True, text=True)
     check(left.stdout.strip() == "", "killed rank: no rank left running")
     check(not os.path.exists(out), "killed rank: no model file")
+    # A hung rank (stopped): the collective steps time out, one line, exit 2.
+    out = os.path.join(tmp, "hung.json")
+    proc = subprocess.Popen([MPIRUN, "-np", "3", "fit", "gmm", "--components", "10", "--epsilon",
+                             "1", "--delta", "1e-5", "--data-norm", "8", "--iterations", "200",
+                             "--threads", "1", "--input", big, "--output", out],
+                            env=dict(ENV, DPEM_COLLECTIVE_TIMEOUT="3"), stderr=subprocess.PIPE,
+                            text=True)
+    victim = rank_pids(big)
+    check(victim is not None, "hung rank: the three ranks started")
+    time.sleep(1.0)
+    if victim:
+        os.kill(int(victim), signal.SIGSTOP)
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        err = "(hung)"
+    lines = err.strip().splitlines()
+    check(proc.returncode == 2, "hung rank: exit 2 (got %s)" % proc.returncode)
+    check(len(lines) == 1 and "no answer from the other ranks within 3 s" in lines[0],
+          "hung rank: one line: %r" % lines)
+    left = subprocess.run(["pgrep", "-f", "dpem-mpi fit gmm.*" + big], capture_output=True, text=True)
+    check(left.stdout.strip() == "", "hung rank: no rank left running")
+    check(not os.path.exists(out), "hung rank: no model file")
     shutil.rmtree(tmp, ignore_errors=True)
     print("%d failures" % len(FAILURES))
     return 1 if FAILURES else 0
