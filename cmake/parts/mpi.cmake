@@ -13,6 +13,13 @@ target_link_libraries(dpem_mpi PUBLIC dpem::dpem PRIVATE MPI::MPI_C)
 # mpi.h in C++ would pull in the deprecated C++ bindings (libmpi_cxx).
 target_compile_definitions(dpem_mpi PRIVATE OMPI_SKIP_MPICXX MPICH_SKIP_MPICXX)
 target_compile_options(dpem_mpi PRIVATE ${DPEM_WARNING_FLAGS})
+set_target_properties(dpem_mpi PROPERTIES POSITION_INDEPENDENT_CODE ON)
+# find_package(dpem COMPONENTS mpi) (cmake/dpemConfig.cmake.in): an export of
+# its own, so that a project without MPI never needs it.
+install(TARGETS dpem_mpi EXPORT dpemMpiTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(EXPORT dpemMpiTargets NAMESPACE dpem:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/dpem)
 if(DPEM_BUILD_CLI)
   add_executable(dpem_mpi_cli tools/dpem_mpi_main.cc)
   set_target_properties(dpem_mpi_cli PROPERTIES OUTPUT_NAME dpem-mpi
