@@ -72,10 +72,17 @@ std::string FormatNumber(double value);
 // Writes `json` to stdout, indented, with a trailing newline.
 void PrintJson(const nlohmann::json& json);
 
+// How a command failed: its status and the line printed for it.
+struct CliFailure {
+  Status status;
+  std::string line;
+};
+
 // The CLI: parses argv, runs the command, and returns the exit code (0, or
 // kUsageErrorExitCode after one line on stderr). main() of dpem and of
-// dpem-mpi.
-int RunCli(int argc, char** argv);
+// dpem-mpi. If the command itself failed and `failure` is not null, it
+// receives how.
+int RunCli(int argc, char** argv, CliFailure* failure = nullptr);
 
 // One line on stderr: "dpem <command>: <message>" (newlines folded).
 void PrintError(std::string_view command, std::string_view message);

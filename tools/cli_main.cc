@@ -10,7 +10,7 @@
 
 namespace dpem::cli {
 
-int RunCli(int argc, char** argv) {
+int RunCli(int argc, char** argv, CliFailure* failure) {
   CLI::App app{
       "dpem: differentially private expectation maximization.\n"
       "Neighbouring data sets differ by replacing one record; every guarantee\n"
@@ -56,6 +56,7 @@ int RunCli(int argc, char** argv) {
       std::string name = command.app->get_name();
       if (command.app->get_parent() != &app) name = command.app->get_parent()->get_name() + " " + name;
       PrintError(name, status.message());
+      if (failure != nullptr) *failure = {status, "dpem " + name + ": " + status.message()};
       return kUsageErrorExitCode;
     }
     return 0;

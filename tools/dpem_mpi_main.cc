@@ -17,6 +17,7 @@
 
 #include "cli_common.h"
 #include "dpem/engine/mpi_collective.h"
+#include "engine/rank_combine.h"
 #include "shard_input.h"
 
 namespace {
@@ -68,8 +69,19 @@ int main(int argc, char** argv) {
     return kUsageErrorExitCode;
   }
   SetCliCollective(&*mpi);
-  const int code = RunCli(argc, argv);
+  CliFailure failure;
+  const int code = RunCli(argc, argv, &failure);
   SetCliCollective(nullptr);
+  if (!failure.status.ok() && mpi->size() > 1 &&
+      !dpem::internal::IsAgreedFailure(failure.status)) {
+    // This rank failed on its own: the others wait for it at a collective
+    // step. Say why (rank 0 has printed it already), then end the job.
+    if (mpi->rank() != 0) {
+      std::fprintf(stderr, "%s (rank %d)\n", failure.line.c_str(), mpi->rank());
+    }
+    std::fflush(stderr);
+    mpi->Abort(kUsageErrorExitCode);
+  }
   if (const char* stats = std::getenv("DPEM_MPI_TRAFFIC"); stats != nullptr && *stats == '1') {
     // Every rank's line, on the C stream (the C++ streams of ranks > 0 are
     // discarded).

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "cli_common.h"
+#include "dpem/accounting/budget_store.h"
 #include "shard_input.h"
 
 namespace dpem::cli {
@@ -77,6 +78,25 @@ Status DomainFromFlags(FitFlags& f, bool is_private, double epsilon, DataDomain&
   return DomainFlagsInto(f.domain, is_private, epsilon, domain);
 }
 
+namespace {
+
+// The data set a distributed fit charges when --dataset is not given: the
+// hash of the one file every rank reads, as on one machine (rank 0, which
+// charges, computes it); one file per rank ({rank}) has no such hash, and
+// needs --dataset.
+Status DefaultShardedDataset(const FitFlags& f, const Collective& c, FitRequest& r) {
+  if (r.budget_file.empty() || !r.dataset.empty()) return OkStatus();
+  if (f.input.find(kRankPlaceholder) != std::string::npos) {
+    return InvalidArgumentError(
+        "--dataset: required with --budget-file when each rank reads its own file ({rank})");
+  }
+  if (c.rank() != 0) return OkStatus();  // Only rank 0 charges.
+  DPEM_ASSIGN_OR_RETURN(r.dataset, DatasetIdOfFile(f.input));
+  return OkStatus();
+}
+
+}  // namespace
+
 StatusOr<FitRequest> FitRequestFromFlags(const FitFlagTable& t, const FitFlags& f) {
   DPEM_ASSIGN_OR_RETURN(const double epsilon, EpsilonFromFlags(f));
   DPEM_RETURN_IF_ERROR(CheckBudgetFlags(f.budget, epsilon));
@@ -94,6 +114,7 @@ StatusOr<FitRequest> FitRequestFromFlags(const FitFlagTable& t, const FitFlags& 
     if (!IsSingleProcess(c)) {
       r.collective = c;
       r.open_source = ShardOpener(f.input, *c);
+      DPEM_RETURN_IF_ERROR(DefaultShardedDataset(f, *c, r));
     }
   }
   if (!f.quiet) r.warn = [](const std::string& line) { std::cerr << line << "\n"; };

@@ -69,14 +69,20 @@ StatusOr<ShardRowSource> ShardRowSource::Create(std::unique_ptr<RowSource> local
     const auto n = static_cast<Eigen::Index>(shapes[2 * static_cast<size_t>(r)]);
     const auto d = static_cast<Eigen::Index>(shapes[2 * static_cast<size_t>(r) + 1]);
     if (d != static_cast<Eigen::Index>(shapes[1])) {
-      return InvalidArgumentError("rank " + std::to_string(r) + ": the shard has " +
-                                  std::to_string(d) + " columns, rank 0's has " +
-                                  std::to_string(static_cast<Eigen::Index>(shapes[1])));
+      return internal::MarkAgreed(InvalidArgumentError(
+          "rank " + std::to_string(r) + ": the shard has " + std::to_string(d) +
+          " columns, rank 0's has " + std::to_string(static_cast<Eigen::Index>(shapes[1]))));
+    }
+    if (n == 0) {
+      // Public (a shard's size), and checked before any charge: every rank
+      // holds at least one record (gradient EM needs it; an empty rank would
+      // only idle).
+      return internal::MarkAgreed(
+          InvalidArgumentError("rank " + std::to_string(r) + ": the shard has no rows"));
     }
     if (r == collective.rank()) begin = rows;
     rows += n;
   }
-  if (rows == 0) return InvalidArgumentError("the shards of all ranks have no rows");
   const RowRange range{begin, begin + local->rows()};
   return ShardRowSource(std::move(local), collective, rows, range);
 }
@@ -97,16 +103,26 @@ StatusOr<DataDomain> ResolveFitDomain(const RowSource& x, DataDomain requested,
                                 " columns");
   }
   if ((d.from_data || !is_private) && !std::isfinite(d.data_norm)) {
+    // The largest norm of the records this process holds (0 if all are at
+    // the centre), then of the whole table; 1 for a table all at the centre.
     double largest = 0.0;
+    Status scanned = OkStatus();
     DataMatrix scratch;
     const RowRange local = x.LocalRows();
-    for (Eigen::Index start = local.begin; start < local.end; start += kScanBlockRows) {
+    for (Eigen::Index start = local.begin; start < local.end && scanned.ok();
+         start += kScanBlockRows) {
       const Eigen::Index count = std::min(kScanBlockRows, local.end - start);
       const DataMatrix centred = x.Block(start, count, scratch).rowwise() - d.center.transpose();
-      DPEM_ASSIGN_OR_RETURN(const double norm, DataNormFromData(centred));
-      largest = std::max(largest, norm);
+      if (centred.isZero(0.0)) continue;  // DataNormFromData would say 1.
+      const StatusOr<double> norm = DataNormFromData(centred);
+      scanned = norm.status();
+      if (norm.ok()) largest = std::max(largest, *norm);
     }
-    DPEM_ASSIGN_OR_RETURN(d.data_norm, internal::MaxOverRanks(x.collective(), largest));
+    // Every rank learns of a failure on any (an overflow), rather than
+    // waiting for the failed rank at the next step.
+    DPEM_RETURN_IF_ERROR(internal::AgreeOnStatus(x.collective(), scanned));
+    DPEM_ASSIGN_OR_RETURN(largest, internal::MaxOverRanks(x.collective(), largest));
+    d.data_norm = largest > 0.0 ? largest : 1.0;
     d.from_data = true;
   }
   if (d.from_data && is_private && void_reasons != nullptr) {

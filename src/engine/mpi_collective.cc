@@ -3,8 +3,10 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,6 +36,9 @@ void WaitOrAbort(MPI_Request& request, std::chrono::seconds timeout, int rank,
 }
 
 constexpr int kGatherTag = 7301;
+// MPI counts are ints: larger payloads go in pieces of this many bytes (in
+// order; messages between two ranks with one tag arrive in order).
+constexpr size_t kMaxMessageBytes = size_t{1} << 30;
 
 }  // namespace
 
@@ -66,10 +71,19 @@ MpiCollective::~MpiCollective() {
   if (owns_mpi_ && !finalised) MPI_Finalize();
 }
 
+void MpiCollective::Abort(int code) const {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::abort();  // MPI_Abort does not return; if it did, end this rank.
+}
+
 Status MpiCollective::Broadcast(std::span<unsigned char> data) const {
   MPI_Request request;
-  MPI_Ibcast(data.data(), static_cast<int>(data.size()), MPI_BYTE, 0, MPI_COMM_WORLD, &request);
-  WaitOrAbort(request, timeout_, rank_, "broadcast");
+  for (size_t done = 0; done < data.size() || done == 0; done += kMaxMessageBytes) {
+    const int count = static_cast<int>(std::min(kMaxMessageBytes, data.size() - done));
+    MPI_Ibcast(data.data() + done, count, MPI_BYTE, 0, MPI_COMM_WORLD, &request);
+    WaitOrAbort(request, timeout_, rank_, "broadcast");
+    if (data.empty()) break;
+  }
   ++traffic_.steps;
   (rank_ == 0 ? traffic_.bytes_sent : traffic_.bytes_received) +=
       static_cast<long long>(data.size()) * (rank_ == 0 ? size_ - 1 : 1);
@@ -89,9 +103,11 @@ Status MpiCollective::GatherToRank0(
   WaitOrAbort(request, timeout_, rank_, "gather sizes");
   ++traffic_.steps;
   if (rank_ != 0) {
-    MPI_Isend(mine.data(), static_cast<int>(mine.size()), MPI_BYTE, 0, kGatherTag,
-              MPI_COMM_WORLD, &request);
-    WaitOrAbort(request, timeout_, rank_, "gather");
+    for (size_t done = 0; done < mine.size(); done += kMaxMessageBytes) {
+      const int count = static_cast<int>(std::min(kMaxMessageBytes, mine.size() - done));
+      MPI_Isend(mine.data() + done, count, MPI_BYTE, 0, kGatherTag, MPI_COMM_WORLD, &request);
+      WaitOrAbort(request, timeout_, rank_, "gather");
+    }
     traffic_.bytes_sent += static_cast<long long>(mine.size() + sizeof(size));
     return OkStatus();
   }
@@ -99,9 +115,11 @@ Status MpiCollective::GatherToRank0(
   std::vector<unsigned char> bytes;
   for (int r = 1; r < size_; ++r) {
     bytes.resize(sizes[static_cast<size_t>(r)]);
-    MPI_Irecv(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, r, kGatherTag,
-              MPI_COMM_WORLD, &request);
-    WaitOrAbort(request, timeout_, rank_, "gather");
+    for (size_t done = 0; done < bytes.size(); done += kMaxMessageBytes) {
+      const int count = static_cast<int>(std::min(kMaxMessageBytes, bytes.size() - done));
+      MPI_Irecv(bytes.data() + done, count, MPI_BYTE, r, kGatherTag, MPI_COMM_WORLD, &request);
+      WaitOrAbort(request, timeout_, rank_, "gather");
+    }
     traffic_.bytes_received += static_cast<long long>(bytes.size() + sizeof(size));
     const Status s = consume(r, bytes);
     if (status.ok()) status = s;

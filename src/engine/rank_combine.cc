@@ -42,7 +42,18 @@ Status StatusFromBytes(std::span<const unsigned char> bytes) {
                 std::string(bytes.begin() + sizeof(code), bytes.end()));
 }
 
+thread_local std::string last_agreed_failure;
+
 }  // namespace
+
+bool IsAgreedFailure(const Status& status) {
+  return !status.ok() && status.message() == last_agreed_failure;
+}
+
+Status MarkAgreed(Status status) {
+  if (!status.ok()) last_agreed_failure = status.message();
+  return status;
+}
 
 Status AgreeOnStatus(const Collective* c, const Status& local) {
   if (IsSingleProcess(c)) return local;
@@ -58,14 +69,14 @@ Status AgreeOnStatus(const Collective* c, const Status& local) {
         return OkStatus();
       }));
   DPEM_RETURN_IF_ERROR(BroadcastBytes(*c, first_failure));
-  return StatusFromBytes(first_failure);
+  return MarkAgreed(StatusFromBytes(first_failure));
 }
 
 Status StatusOfRank0(const Collective* c, const Status& status) {
   if (IsSingleProcess(c)) return status;
   std::vector<unsigned char> bytes = StatusBytes(status);
   DPEM_RETURN_IF_ERROR(BroadcastBytes(*c, bytes));
-  return StatusFromBytes(bytes);
+  return MarkAgreed(StatusFromBytes(bytes));
 }
 
 Status SumInRankOrder(const Collective* c, std::span<double> values) {

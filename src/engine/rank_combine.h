@@ -29,6 +29,16 @@ namespace dpem::internal {
 // single-process.
 Status AgreeOnStatus(const Collective* c, const Status& local);
 
+// Whether `status` is a failure that every rank returned alike: one that
+// AgreeOnStatus or StatusOfRank0 returned (or was marked with MarkAgreed)
+// on this thread. A failure that is not agreed happened on some ranks only:
+// the others are waiting at a collective step, and the process must end the
+// job (dpem-mpi calls MPI_Abort) instead of leaving them to time out.
+bool IsAgreedFailure(const Status& status);
+// Marks `status`, a failure every rank computes alike from shared values,
+// as agreed; returns it.
+Status MarkAgreed(Status status);
+
 // Rank 0's `status` on every rank (e.g. the budget charge that only rank 0
 // makes).
 Status StatusOfRank0(const Collective* c, const Status& status);

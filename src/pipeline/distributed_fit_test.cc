@@ -251,9 +251,12 @@ TEST(DistributedFitTest, ABadShardRefusesTheFitOnEveryRankBeforeTheCharge) {
     }
   };
   const RankResults got = FitOnRanks(make, x, 3, bad_rank_2);
+  // The reason, which could quote the data, is withheld before the charge.
   for (const Status& s : got.statuses) {
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-    EXPECT_EQ(s.message(), "rank 2: record 5 has a NaN or infinite value");
+    EXPECT_EQ(s.message().rfind("rank 2: the shard: not a valid table of finite numbers", 0), 0u)
+        << s.message();
+    EXPECT_EQ(s.message().find("record 5"), std::string::npos) << s.message();
   }
   EXPECT_FALSE(std::filesystem::exists(output));
   StatusOr<BudgetStore> store = BudgetStore::Open(budget, /*create=*/false);

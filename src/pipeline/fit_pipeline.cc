@@ -161,6 +161,20 @@ Status Finish(FitTask& task, const FitRequest& r) {
   return internal::WriteFileAtomically(*r.output, task.ModelJson());
 }
 
+// A shard that opened badly, said before the budget is charged: a missing
+// or unreadable file as it is, but a refusal of the records themselves
+// (InvalidArgument: a value that is not a finite number, a malformed row),
+// whose reason may quote the data (a field's text, a row number), only as
+// that: a refusal that costs nothing must reveal no more than that the
+// shard is not a valid table (docs/distributed.md, "Failures").
+Status WithheldBeforeTheCharge(const FitRequest& r, const Status& opened) {
+  if (opened.code() != StatusCode::kInvalidArgument) return opened;
+  return InvalidArgumentError(
+      (r.input.empty() ? std::string("the shard") : r.input) +
+      ": not a valid table of finite numbers (the reason, which may quote the data, is "
+      "withheld before the budget is charged; 'dpem fit' on this shard alone reports it)");
+}
+
 // The pipeline on one rank of a distributed fit (FitRequest::collective):
 // each rank opens its shard, all agree that every shard opened, and only
 // then does rank 0 charge the budget; the fit's passes combine the ranks'
@@ -176,7 +190,7 @@ Status RunDistributedFit(FitTask& task, const FitRequest& r) {
   if (opened.ok() && shard == nullptr) {
     return InvalidArgumentError("a distributed fit opens its shard itself (open_source or input)");
   }
-  DPEM_RETURN_IF_ERROR(internal::AgreeOnStatus(c, opened.status()));
+  DPEM_RETURN_IF_ERROR(internal::AgreeOnStatus(c, WithheldBeforeTheCharge(r, opened.status())));
   DPEM_ASSIGN_OR_RETURN(const ShardRowSource x, ShardRowSource::Create(std::move(shard), *c));
   if (r.check_shape) DPEM_RETURN_IF_ERROR(r.check_shape(x.rows(), x.cols()));
   DPEM_RETURN_IF_ERROR(internal::StatusOfRank0(c, IsRank0(r) ? ChargeBudget(task, r) : OkStatus()));

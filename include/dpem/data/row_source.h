@@ -62,10 +62,10 @@ class RowSource {
 class ShardRowSource final : public RowSource {
  public:
   // A collective step: every rank of `collective` calls it with its own
-  // shard (which may have no rows). InvalidArgument on every rank if the
-  // ranks' shards disagree on the number of columns (naming the first rank
-  // that differs from rank 0) or the table has no rows. `collective` must
-  // outlive the source.
+  // shard. InvalidArgument on every rank if the ranks' shards disagree on
+  // the number of columns (naming the first rank that differs from rank 0)
+  // or a shard has no rows (naming its rank). `collective` must outlive the
+  // source.
   static StatusOr<ShardRowSource> Create(std::unique_ptr<RowSource> local,
                                          const Collective& collective);
 

@@ -44,6 +44,10 @@ class MpiCollective final : public Collective {
   };
   Traffic traffic() const { return traffic_; }
 
+  // Ends every rank of the job with exit status `code` (MPI_Abort): for a
+  // rank that failed on its own while the others wait for it.
+  [[noreturn]] void Abort(int code) const;
+
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   Status Broadcast(std::span<unsigned char> data) const override;

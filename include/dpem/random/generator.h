@@ -78,7 +78,7 @@ class Generator {
 
   // From the next refill on, the words of this generator on every rank of
   // `collective` are rank 0's: rank 0 draws them from its own key and sends
-  // each refill (kBufferWords words) to the other ranks, which never use
+  // them in blocks to the other ranks, which never use
   // theirs. Every release of a distributed fit thus has its noise drawn
   // once, by rank 0's CSPRNG, and every rank computes the same released
   // values (docs/distributed.md). Each refill is a collective step: every
