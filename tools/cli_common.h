@@ -36,6 +36,16 @@ Status RequireAtLeast(std::string_view flag, long long value, long long minimum)
 StatusOr<AccountantKind> ParseAccountantFlag(std::string_view flag,
                                              std::string_view value);
 
+// The text of flag `flag` parsed by `parse`, one of the library's Parse*
+// functions (e.g. ParseCovarianceType): its StatusOr, with a refusal
+// reported as InvalidArgument "<flag>: <parse's message>".
+template <typename Parse>
+auto ParseFlag(std::string_view flag, std::string_view text, Parse parse) -> decltype(parse(text)) {
+  auto value = parse(text);
+  if (!value.ok()) return InvalidArgumentError(std::string(flag) + ": " + value.status().message());
+  return value;
+}
+
 // Smallest total epsilon a private fit accepts. Below it the noise scale is
 // over a million times the sensitivity, so the released statistics carry no
 // information about the data, and splitting such a budget over components,

@@ -41,20 +41,12 @@ const FitFlagTable& Table() {
 
 // Flags whose parser is the model's own Parse* function.
 Status ParsedFlagsInto(const FitGmmFlags& f, GmmFitOptions& o) {
-  StatusOr<CovarianceType> cov = ParseCovarianceType(f.covariance);
-  if (!cov.ok()) return InvalidArgumentError("--covariance: " + cov.status().message());
-  o.covariance = *cov;
-  StatusOr<Estimator> est = ParseEstimator(f.estimator);
-  if (!est.ok()) return InvalidArgumentError("--estimator: " + est.status().message());
-  o.estimator = *est;
+  DPEM_ASSIGN_OR_RETURN(o.covariance, ParseFlag("--covariance", f.covariance, ParseCovarianceType));
+  DPEM_ASSIGN_OR_RETURN(o.estimator, ParseFlag("--estimator", f.estimator, ParseEstimator));
   if (f.init) {
-    StatusOr<GmmInit> init = ParseGmmInit(*f.init);
-    if (!init.ok()) return InvalidArgumentError("--init: " + init.status().message());
-    o.init = *init;
+    DPEM_ASSIGN_OR_RETURN(o.init, ParseFlag("--init", *f.init, ParseGmmInit));
   }
-  StatusOr<GmmMechanisms> m = ParseGmmMechanisms(f.mechanisms);
-  if (!m.ok()) return InvalidArgumentError("--mechanisms: " + m.status().message());
-  o.mechanisms = *m;
+  DPEM_ASSIGN_OR_RETURN(o.mechanisms, ParseFlag("--mechanisms", f.mechanisms, ParseGmmMechanisms));
   return OkStatus();
 }
 

@@ -62,16 +62,12 @@ Status PrivacyFlagsInto(FitKmeansFlags& f, KmeansFitOptions& o) {
 
 StatusOr<KmeansFitOptions> OptionsFromFlags(FitKmeansFlags& f) {
   KmeansFitOptions o;
-  StatusOr<KmeansMethod> m = ParseKmeansMethod(f.method);
-  if (!m.ok()) return InvalidArgumentError("--method: " + m.status().message());
-  o.method = *m;
+  DPEM_ASSIGN_OR_RETURN(o.method, ParseFlag("--method", f.method, ParseKmeansMethod));
   DPEM_RETURN_IF_ERROR(
       ComponentsAndIterationsInto(f.components, f.iterations, o.components, o.iterations));
   DPEM_ASSIGN_OR_RETURN(o.epsilon, EpsilonFromFlags(f.fit));
   if (f.init) {
-    StatusOr<KmeansInit> init = ParseKmeansInit(*f.init);
-    if (!init.ok()) return InvalidArgumentError("--init: " + init.status().message());
-    o.init = *init;
+    DPEM_ASSIGN_OR_RETURN(o.init, ParseFlag("--init", *f.init, ParseKmeansInit));
   }
   DPEM_ASSIGN_OR_RETURN(o.engine, EngineFromFlags(f.fit));
   DPEM_RETURN_IF_ERROR(PrivacyFlagsInto(f, o));

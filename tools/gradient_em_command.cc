@@ -27,9 +27,7 @@ std::vector<double> ToVector(const Eigen::VectorXd& v) {
 }
 
 StatusOr<GradientEmModel> ModelFlag(const std::string& text) {
-  StatusOr<GradientEmModel> m = ParseGradientEmModel(text);
-  if (!m.ok()) return InvalidArgumentError("--model: " + m.status().message());
-  return *m;
+  return ParseFlag("--model", text, ParseGradientEmModel);
 }
 
 // ---------------------------------------------------------------- generate
@@ -170,17 +168,14 @@ Status PrivacyFlagsInto(const GradientEmFlags& f, GradientEmOptions& o) {
   DPEM_RETURN_IF_ERROR(RequireUsableEpsilon("--epsilon", o.epsilon));
   DPEM_ASSIGN_OR_RETURN(o.delta, DeltaFromFlags(fit, true));
   DPEM_ASSIGN_OR_RETURN(o.accountant, AccountantFromFlags(fit, kDefaultAccountant));
-  StatusOr<NoiseCalibrationRule> rule = ParseNoiseCalibrationRule(f.calibration);
-  if (!rule.ok()) return InvalidArgumentError("--calibration: " + rule.status().message());
-  o.calibration = *rule;
+  DPEM_ASSIGN_OR_RETURN(o.calibration,
+                        ParseFlag("--calibration", f.calibration, ParseNoiseCalibrationRule));
   return MethodFlagsInto(f, o);
 }
 
 StatusOr<GradientEmOptions> FitOptionsFromFlags(const GradientEmFlags& f) {
   GradientEmOptions o;
-  StatusOr<GradientEmMethod> method = ParseGradientEmMethod(f.method);
-  if (!method.ok()) return InvalidArgumentError("--method: " + method.status().message());
-  o.method = *method;
+  DPEM_ASSIGN_OR_RETURN(o.method, ParseFlag("--method", f.method, ParseGradientEmMethod));
   DPEM_RETURN_IF_ERROR(RequireAtLeast("--iterations", f.iterations, 1));
   if (f.iterations > 100000) return InvalidArgumentError("--iterations: must be <= 100000");
   o.iterations = static_cast<int>(f.iterations);
