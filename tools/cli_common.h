@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +29,19 @@ struct Command {
   CLI::App* app = nullptr;
   std::function<Status()> run;
 };
+
+// Adds the subcommand `name` of `parent` with one Flags, which
+// `add_options` declares as the subcommand's options and `run` (called as
+// run(flags)) reads once the subcommand was selected. The Flags live as
+// long as the returned Command.
+template <typename Flags, typename Run>
+Command AddSubcommand(CLI::App& parent, const std::string& name, const std::string& description,
+                      void (*add_options)(CLI::App*, Flags&), Run run) {
+  auto flags = std::make_shared<Flags>();
+  CLI::App* app = parent.add_subcommand(name, description);
+  add_options(app, *flags);
+  return {app, [flags, run] { return run(*flags); }};
+}
 
 // Flag checks: each returns InvalidArgument "--flag: must be ..., got X".
 Status RequirePositiveFinite(std::string_view flag, double value);

@@ -117,25 +117,24 @@ Command AddFitFaCommand(CLI::App& fit) {
 
 Status ScoreFaModel(const ModelCommandFlags& f) {
   DPEM_ASSIGN_OR_RETURN(const FaFit fit, ReadFaModel(f.model));
-  return ScoreData(f, fit.parameters.dimension(), "mean_log_likelihood",
-                   "mean log-likelihood per record",
-                   [&](const DataMatrix& x) { return FaMeanLogLikelihood(fit.parameters, x); });
+  return ScoreLogLikelihood(f, fit.parameters.dimension(), [&](const DataMatrix& x) {
+    return FaMeanLogLikelihood(fit.parameters, x);
+  });
 }
 
 Status SampleFaModel(const ModelCommandFlags& f) {
   DPEM_ASSIGN_OR_RETURN(const FaFit fit, ReadFaModel(f.model));
-  DPEM_ASSIGN_OR_RETURN(Generator gen, MakeGenerator(f.seed));
-  DPEM_ASSIGN_OR_RETURN(const DataMatrix synth, FaSample(fit.parameters, f.count, gen));
-  return WriteMatrix(f.output, synth);
+  return WriteSample(f, [&](Eigen::Index n, Generator& gen) {
+    return FaSample(fit.parameters, n, gen);
+  });
 }
 
 Status TransformFaModel(const ModelCommandFlags& f) {
   DPEM_ASSIGN_OR_RETURN(const FaFit fit, ReadFaModel(f.model));
-  DPEM_ASSIGN_OR_RETURN(const DataMatrix x, ReadDataForModel(f, fit.parameters.dimension()));
-  DPEM_ASSIGN_OR_RETURN(const DataMatrix z, FaTransform(fit.parameters, x));
-  DPEM_ASSIGN_OR_RETURN(const std::optional<DataMatrix> all, GatherRowsToRank0(z));
-  if (!all) return OkStatus();  // dpem-mpi: rank 0 writes every rank's rows.
-  return WriteMatrix(f.output, *all);
+  return WritePerRecord(
+      f, fit.parameters.dimension(),
+      [&](const DataMatrix& x) { return FaTransform(fit.parameters, x); },
+      [&](const DataMatrix& z) { return WriteMatrix(f.output, z); });
 }
 
 }  // namespace dpem::cli

@@ -127,17 +127,18 @@ Status PredictKmeansModel(const ModelCommandFlags& f) {
   if (f.proba) return InvalidArgumentError("--proba: does not apply to k-means models");
   if (!f.output.empty() && IsCliRank0()) DPEM_RETURN_IF_ERROR(internal::CheckCanCreate(f.output));
   DPEM_ASSIGN_OR_RETURN(const KmeansFit fit, ReadKmeansModel(f.model));
-  DPEM_ASSIGN_OR_RETURN(const DataMatrix x, ReadDataForModel(f, fit.centres.cols()));
-  DPEM_ASSIGN_OR_RETURN(const Eigen::VectorXi local, NearestCentreLabels(fit.centres, x));
-  DPEM_ASSIGN_OR_RETURN(const std::optional<DataMatrix> all,
-                        GatherRowsToRank0(DataMatrix(local.cast<double>())));
-  if (!all) return OkStatus();  // dpem-mpi: rank 0 writes every rank's labels.
-  const Eigen::VectorXi labels = all->col(0).cast<int>();
-  if (!f.output.empty()) return WriteMatrix(f.output, DataMatrix(labels.cast<double>()));
-  std::string out;
-  for (Eigen::Index i = 0; i < labels.size(); ++i) out += std::to_string(labels(i)) + "\n";
-  std::cout << out;
-  return OkStatus();
+  const auto per_record = [&](const DataMatrix& x) -> StatusOr<DataMatrix> {
+    DPEM_ASSIGN_OR_RETURN(const Eigen::VectorXi local, NearestCentreLabels(fit.centres, x));
+    return DataMatrix(local.cast<double>());
+  };
+  return WritePerRecord(f, fit.centres.cols(), per_record, [&](const DataMatrix& all) {
+    const Eigen::VectorXi labels = all.col(0).cast<int>();
+    if (!f.output.empty()) return WriteMatrix(f.output, DataMatrix(labels.cast<double>()));
+    std::string out;
+    for (Eigen::Index i = 0; i < labels.size(); ++i) out += std::to_string(labels(i)) + "\n";
+    std::cout << out;
+    return OkStatus();
+  });
 }
 
 }  // namespace dpem::cli
