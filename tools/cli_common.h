@@ -31,12 +31,13 @@ struct Command {
 };
 
 // Adds the subcommand `name` of `parent` with one Flags, which
-// `add_options` declares as the subcommand's options and `run` (called as
-// run(flags)) reads once the subcommand was selected. The Flags live as
+// `add_options` (called as add_options(app, flags)) declares as the
+// subcommand's options and `run` (called as run(flags)) reads once the
+// subcommand was selected. The Flags live as
 // long as the returned Command.
-template <typename Flags, typename Run>
+template <typename Flags, typename AddOptions, typename Run>
 Command AddSubcommand(CLI::App& parent, const std::string& name, const std::string& description,
-                      void (*add_options)(CLI::App*, Flags&), Run run) {
+                      AddOptions add_options, Run run) {
   auto flags = std::make_shared<Flags>();
   CLI::App* app = parent.add_subcommand(name, description);
   add_options(app, *flags);

@@ -114,6 +114,7 @@ struct GradientEmFlags {
 const FitFlagTable& Table() {
   static const FitFlagTable table{
       .command = "fit gradient-em",
+      .description = "DP gradient EM (wang-dp-gradient-em) for gmm, mrm, rmc; prints beta.",
       .input_help = "Data CSV/.npy: gmm y_1..y_d; mrm y,x_1..x_d; rmc y,x_1..x_d,z_1..z_d",
       .output = false,
       .quiet = false,
@@ -212,8 +213,8 @@ Status RunFitGradientEm(const GradientEmFlags& f) {
   return OkStatus();
 }
 
+// The options of fit gradient-em besides the shared ones.
 void AddFitOptions(CLI::App* app, GradientEmFlags& f) {
-  AddFitFlags(app, Table(), f.fit);
   app->add_option("--model", f.model, "gmm, mrm or rmc")->required();
   app->add_option("--method", f.method,
                   "dp (Algorithm 2, default), clipped (Algorithm 1), dp-em (Algorithm 3, gmm "
@@ -243,11 +244,7 @@ void AddFitOptions(CLI::App* app, GradientEmFlags& f) {
 }  // namespace
 
 Command AddFitGradientEmCommand(CLI::App& fit) {
-  auto f = std::make_shared<GradientEmFlags>();
-  CLI::App* app = fit.add_subcommand(
-      "gradient-em", "DP gradient EM (wang-dp-gradient-em) for gmm, mrm, rmc; prints beta.");
-  AddFitOptions(app, *f);
-  return {app, [f] { return RunFitGradientEm(*f); }};
+  return AddFitCommand(fit, "gradient-em", Table(), AddFitOptions, RunFitGradientEm);
 }
 
 Command AddGenerateCommand(CLI::App& root) {

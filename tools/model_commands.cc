@@ -238,7 +238,8 @@ std::vector<Command> AddModelCommands(CLI::App& root) {
       if (c.check_flags) DPEM_RETURN_IF_ERROR(c.check_flags(f));
       return Dispatch(f, c.name, c.handler);
     };
-    commands.push_back(AddSubcommand(root, c.name, c.description, c.add_options, run));
+    commands.push_back(
+        AddSubcommand<ModelCommandFlags>(root, c.name, c.description, c.add_options, run));
   }
   return commands;
 }
