@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,12 +30,36 @@ struct Command {
   std::function<Status()> run;
 };
 
+// Adds the subcommand `name` of `parent` with one Flags, which
+// `add_options` (called as add_options(app, flags)) declares as the
+// subcommand's options and `run` (called as run(flags)) reads once the
+// subcommand was selected. The Flags live as
+// long as the returned Command.
+template <typename Flags, typename AddOptions, typename Run>
+Command AddSubcommand(CLI::App& parent, const std::string& name, const std::string& description,
+                      AddOptions add_options, Run run) {
+  auto flags = std::make_shared<Flags>();
+  CLI::App* app = parent.add_subcommand(name, description);
+  add_options(app, *flags);
+  return {app, [flags, run] { return run(*flags); }};
+}
+
 // Flag checks: each returns InvalidArgument "--flag: must be ..., got X".
 Status RequirePositiveFinite(std::string_view flag, double value);
 Status RequireOpenUnitInterval(std::string_view flag, double value);
 Status RequireAtLeast(std::string_view flag, long long value, long long minimum);
 StatusOr<AccountantKind> ParseAccountantFlag(std::string_view flag,
                                              std::string_view value);
+
+// The text of flag `flag` parsed by `parse`, one of the library's Parse*
+// functions (e.g. ParseCovarianceType): its StatusOr, with a refusal
+// reported as InvalidArgument "<flag>: <parse's message>".
+template <typename Parse>
+auto ParseFlag(std::string_view flag, std::string_view text, Parse parse) -> decltype(parse(text)) {
+  auto value = parse(text);
+  if (!value.ok()) return InvalidArgumentError(std::string(flag) + ": " + value.status().message());
+  return value;
+}
 
 // Smallest total epsilon a private fit accepts. Below it the noise scale is
 // over a million times the sensitivity, so the released statistics carry no

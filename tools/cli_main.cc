@@ -19,12 +19,13 @@ int RunCli(int argc, char** argv, CliFailure* failure) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "dpem 0.1.0");
   CLI::App& fit = *AddFitParent(app);
-  const std::vector<Command> commands = {
-      AddFitGmmCommand(fit),        AddFitFaCommand(fit),     AddFitKmeansCommand(fit),
-      AddFitGradientEmCommand(fit), AddScoreCommand(app),     AddPredictCommand(app),
-      AddSampleCommand(app),        AddTransformCommand(app), AddGenerateCommand(app),
-      AddAccountCommand(app),       AddCalibrateCommand(app), AddSampleNoiseCommand(app),
-      AddBudgetCommand(app),        AddBoundsCommand(app)};
+  std::vector<Command> commands = {AddFitGmmCommand(fit), AddFitFaCommand(fit),
+                                   AddFitKmeansCommand(fit), AddFitGradientEmCommand(fit)};
+  for (const Command& command : AddModelCommands(app)) commands.push_back(command);
+  for (Command (*add)(CLI::App&) : {&AddGenerateCommand, &AddAccountCommand, &AddCalibrateCommand,
+                                    &AddSampleNoiseCommand, &AddBudgetCommand, &AddBoundsCommand}) {
+    commands.push_back(add(app));
+  }
   if (argc > 1 && argv[1][0] != '-') {
     std::string accepted;
     bool known = false;

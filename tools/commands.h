@@ -3,6 +3,8 @@
 #ifndef DPEM_TOOLS_COMMANDS_H_
 #define DPEM_TOOLS_COMMANDS_H_
 
+#include <vector>
+
 #include "cli_common.h"
 
 namespace dpem::cli {
@@ -36,10 +38,8 @@ Command AddGenerateCommand(CLI::App& root);
 
 // dpem score / predict / sample / transform: use a fitted model file of any
 // format (model_commands.cc dispatches on the file's "format").
-Command AddScoreCommand(CLI::App& root);
-Command AddPredictCommand(CLI::App& root);
-Command AddSampleCommand(CLI::App& root);
-Command AddTransformCommand(CLI::App& root);
+// Returns the four commands in that order.
+std::vector<Command> AddModelCommands(CLI::App& root);
 
 }  // namespace dpem::cli
 

@@ -31,6 +31,8 @@ struct FitFaFlags {
 const FitFlagTable& Table() {
   static const FitFlagTable table{
       .command = "fit fa",
+      .description = "Fit factor analysis x = c + W z + e (one private release of the second "
+                     "moment, then EM) and write a model file.",
       .epsilon_help = "Privacy budget epsilon (> 0) of the one release, or inf for plain EM",
       .delta_help = "delta, in (0, 1); required for private fits",
       .accountant_help = {},  // One release, certified by its exact profile: no choice.
@@ -84,8 +86,8 @@ Status RunFitFa(FitFaFlags& f) {
   return RunFit(task, request);
 }
 
+// The options of fit fa besides the shared ones.
 void AddOptions(CLI::App* app, FitFaFlags& f) {
-  AddFitFlags(app, Table(), f.fit);
   app->add_option("--factors", f.factors, "Number of factors L (1 <= L <= d)")->required();
   app->add_option("--iterations", f.iterations,
                   "EM iterations J on the released second moment (default 100; free of "
@@ -107,35 +109,29 @@ void AddOptions(CLI::App* app, FitFaFlags& f) {
 }  // namespace
 
 Command AddFitFaCommand(CLI::App& fit) {
-  auto f = std::make_shared<FitFaFlags>();
-  CLI::App* app = fit.add_subcommand(
-      "fa", "Fit factor analysis x = c + W z + e (one private release of the second "
-            "moment, then EM) and write a model file.");
-  AddOptions(app, *f);
-  return {app, [f] { return RunFitFa(*f); }};
+  return AddFitCommand(fit, "fa", Table(), AddOptions, RunFitFa);
 }
 
 Status ScoreFaModel(const ModelCommandFlags& f) {
   DPEM_ASSIGN_OR_RETURN(const FaFit fit, ReadFaModel(f.model));
-  return ScoreData(f, fit.parameters.dimension(), "mean_log_likelihood",
-                   "mean log-likelihood per record",
-                   [&](const DataMatrix& x) { return FaMeanLogLikelihood(fit.parameters, x); });
+  return ScoreLogLikelihood(f, fit.parameters.dimension(), [&](const DataMatrix& x) {
+    return FaMeanLogLikelihood(fit.parameters, x);
+  });
 }
 
 Status SampleFaModel(const ModelCommandFlags& f) {
   DPEM_ASSIGN_OR_RETURN(const FaFit fit, ReadFaModel(f.model));
-  DPEM_ASSIGN_OR_RETURN(Generator gen, MakeGenerator(f.seed));
-  DPEM_ASSIGN_OR_RETURN(const DataMatrix synth, FaSample(fit.parameters, f.count, gen));
-  return WriteMatrix(f.output, synth);
+  return WriteSample(f, [&](Eigen::Index n, Generator& gen) {
+    return FaSample(fit.parameters, n, gen);
+  });
 }
 
 Status TransformFaModel(const ModelCommandFlags& f) {
   DPEM_ASSIGN_OR_RETURN(const FaFit fit, ReadFaModel(f.model));
-  DPEM_ASSIGN_OR_RETURN(const DataMatrix x, ReadDataForModel(f, fit.parameters.dimension()));
-  DPEM_ASSIGN_OR_RETURN(const DataMatrix z, FaTransform(fit.parameters, x));
-  DPEM_ASSIGN_OR_RETURN(const std::optional<DataMatrix> all, GatherRowsToRank0(z));
-  if (!all) return OkStatus();  // dpem-mpi: rank 0 writes every rank's rows.
-  return WriteMatrix(f.output, *all);
+  return WritePerRecord(
+      f, fit.parameters.dimension(),
+      [&](const DataMatrix& x) { return FaTransform(fit.parameters, x); },
+      [&](const DataMatrix& z) { return WriteMatrix(f.output, z); });
 }
 
 }  // namespace dpem::cli

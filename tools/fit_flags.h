@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "budget_flags.h"
+#include "cli_common.h"
 #include "dpem/accounting/accountant.h"
 #include "dpem/engine/engine.h"
 #include "dpem/pipeline/fit_pipeline.h"
@@ -39,6 +40,7 @@ struct FitFlags {
 // meaning depends on the model. An empty help leaves the flag out.
 struct FitFlagTable {
   std::string command;        // "fit gmm": messages read "dpem fit gmm: ...".
+  std::string description;    // The subcommand's line in dpem fit --help.
   std::string input_help = "Data: .csv (one record per row) or .npy";
   bool output = true;         // --output, the model file (required).
   bool quiet = true;          // --quiet.
@@ -53,6 +55,20 @@ struct FitFlagTable {
 // Registers the table's flags on `app`, storing into `f` (which must
 // outlive the parse).
 void AddFitFlags(CLI::App* app, const FitFlagTable& table, FitFlags& f);
+
+// Adds the subcommand `name` of `dpem fit` (`fit`), described by
+// table.description, with the table's shared flags (AddFitFlags, into
+// flags.fit) followed by the model's own (add_options(app, flags)); its
+// action is run(flags).
+template <typename Flags, typename Run>
+Command AddFitCommand(CLI::App& fit, const std::string& name, const FitFlagTable& table,
+                      void (*add_options)(CLI::App*, Flags&), Run run) {
+  const auto add_all = [&table, add_options](CLI::App* app, Flags& flags) {
+    AddFitFlags(app, table, flags.fit);
+    add_options(app, flags);
+  };
+  return AddSubcommand<Flags>(fit, name, table.description, add_all, run);
+}
 
 // The parsed --epsilon: a number >= kMinEpsilon or "inf"; +infinity when
 // the flag was not given (a command whose model decides privacy otherwise).

@@ -31,6 +31,8 @@ struct FitGmmFlags {
 const FitFlagTable& Table() {
   static const FitFlagTable table{
       .command = "fit gmm",
+      .description =
+          "Fit a Gaussian mixture by (differentially private) EM and write a model file.",
       .epsilon_help = "Total privacy budget epsilon (> 0), or inf to fit plain EM without privacy",
       .delta_help = "Total delta, in (0, 1); required for private fits",
       .accountant_help = "Composition method calibrating the noise: " + AccountantNameList() +
@@ -41,20 +43,12 @@ const FitFlagTable& Table() {
 
 // Flags whose parser is the model's own Parse* function.
 Status ParsedFlagsInto(const FitGmmFlags& f, GmmFitOptions& o) {
-  StatusOr<CovarianceType> cov = ParseCovarianceType(f.covariance);
-  if (!cov.ok()) return InvalidArgumentError("--covariance: " + cov.status().message());
-  o.covariance = *cov;
-  StatusOr<Estimator> est = ParseEstimator(f.estimator);
-  if (!est.ok()) return InvalidArgumentError("--estimator: " + est.status().message());
-  o.estimator = *est;
+  DPEM_ASSIGN_OR_RETURN(o.covariance, ParseFlag("--covariance", f.covariance, ParseCovarianceType));
+  DPEM_ASSIGN_OR_RETURN(o.estimator, ParseFlag("--estimator", f.estimator, ParseEstimator));
   if (f.init) {
-    StatusOr<GmmInit> init = ParseGmmInit(*f.init);
-    if (!init.ok()) return InvalidArgumentError("--init: " + init.status().message());
-    o.init = *init;
+    DPEM_ASSIGN_OR_RETURN(o.init, ParseFlag("--init", *f.init, ParseGmmInit));
   }
-  StatusOr<GmmMechanisms> m = ParseGmmMechanisms(f.mechanisms);
-  if (!m.ok()) return InvalidArgumentError("--mechanisms: " + m.status().message());
-  o.mechanisms = *m;
+  DPEM_ASSIGN_OR_RETURN(o.mechanisms, ParseFlag("--mechanisms", f.mechanisms, ParseGmmMechanisms));
   return OkStatus();
 }
 
@@ -146,6 +140,12 @@ void AddModelOptions(CLI::App* app, FitGmmFlags& f) {
                   "least 1e-10, so that every log-density stays finite)");
 }
 
+// The options of fit gmm besides the shared ones.
+void AddOptions(CLI::App* app, FitGmmFlags& f) {
+  AddModelOptions(app, f);
+  AddReleaseOptions(app, f);
+}
+
 }  // namespace
 
 CLI::App* AddFitParent(CLI::App& root) {
@@ -155,13 +155,7 @@ CLI::App* AddFitParent(CLI::App& root) {
 }
 
 Command AddFitGmmCommand(CLI::App& fit) {
-  auto f = std::make_shared<FitGmmFlags>();
-  CLI::App* app = fit.add_subcommand(
-      "gmm", "Fit a Gaussian mixture by (differentially private) EM and write a model file.");
-  AddFitFlags(app, Table(), f->fit);
-  AddModelOptions(app, *f);
-  AddReleaseOptions(app, *f);
-  return {app, [f] { return RunFitGmm(*f); }};
+  return AddFitCommand(fit, "gmm", Table(), AddOptions, RunFitGmm);
 }
 
 }  // namespace dpem::cli

@@ -30,6 +30,8 @@ struct FitKmeansFlags {
 const FitFlagTable& Table() {
   static const FitFlagTable table{
       .command = "fit kmeans",
+      .description = "Fit k-means by (differentially private) Lloyd iterations and write a model "
+                     "file (park2016 Sec. 6; DPLloyd of Su et al. 2016).",
       .epsilon_help = "Total privacy budget epsilon (> 0), or inf for plain Lloyd",
       .delta_help = "Total delta in (0, 1): required by cdp-gauss, cdp-laplace and dplloyd-zcdp; "
                     "not used by dplloyd (pure epsilon-DP)",
@@ -62,16 +64,12 @@ Status PrivacyFlagsInto(FitKmeansFlags& f, KmeansFitOptions& o) {
 
 StatusOr<KmeansFitOptions> OptionsFromFlags(FitKmeansFlags& f) {
   KmeansFitOptions o;
-  StatusOr<KmeansMethod> m = ParseKmeansMethod(f.method);
-  if (!m.ok()) return InvalidArgumentError("--method: " + m.status().message());
-  o.method = *m;
+  DPEM_ASSIGN_OR_RETURN(o.method, ParseFlag("--method", f.method, ParseKmeansMethod));
   DPEM_RETURN_IF_ERROR(
       ComponentsAndIterationsInto(f.components, f.iterations, o.components, o.iterations));
   DPEM_ASSIGN_OR_RETURN(o.epsilon, EpsilonFromFlags(f.fit));
   if (f.init) {
-    StatusOr<KmeansInit> init = ParseKmeansInit(*f.init);
-    if (!init.ok()) return InvalidArgumentError("--init: " + init.status().message());
-    o.init = *init;
+    DPEM_ASSIGN_OR_RETURN(o.init, ParseFlag("--init", *f.init, ParseKmeansInit));
   }
   DPEM_ASSIGN_OR_RETURN(o.engine, EngineFromFlags(f.fit));
   DPEM_RETURN_IF_ERROR(PrivacyFlagsInto(f, o));
@@ -91,26 +89,20 @@ Status RunFitKmeans(FitKmeansFlags& f) {
   return RunFit(task, request);
 }
 
-}  // namespace
-
-Command AddFitKmeansCommand(CLI::App& fit) {
-  auto f = std::make_shared<FitKmeansFlags>();
-  CLI::App* app = fit.add_subcommand(
-      "kmeans", "Fit k-means by (differentially private) Lloyd iterations and write a model "
-                "file (park2016 Sec. 6; DPLloyd of Su et al. 2016).");
-  AddFitFlags(app, Table(), f->fit);
-  app->add_option("--method", f->method,
+// The options of fit kmeans besides the shared ones.
+void AddOptions(CLI::App* app, FitKmeansFlags& f) {
+  app->add_option("--method", f.method,
                   "cdp-gauss (counts and sums as one Gaussian release), cdp-laplace (Laplace, "
                   "tight composition), dplloyd (Su et al., linear composition, pure DP) or "
                   "dplloyd-zcdp (park2017's zCDP variant)")
       ->required();
-  app->add_option("--components", f->components, "Number of clusters K (>= 1, <= N)")
+  app->add_option("--components", f.components, "Number of clusters K (>= 1, <= N)")
       ->required();
-  app->add_option("--iterations", f->iterations,
+  app->add_option("--iterations", f.iterations,
                   "Number of Lloyd iterations J (>= 1), fixed. Default: 3 for a private fit "
                   "from the private start, 10 from the random start (the DPLloyd "
                   "baselines), 100 for --epsilon inf (docs/kmeans.md)");
-  app->add_option("--init", f->init,
+  app->add_option("--init", f.init,
                   "Seeding: private (the default for private cdp-gauss and cdp-laplace fits: "
                   "two noisy releases of counts and sums of a data-adaptive partition of the "
                   "domain, clustered by weighted k-means++; it takes 20% of the budget, "
@@ -118,7 +110,12 @@ Command AddFitKmeansCommand(CLI::App& fit) {
                   "scikit-learn's KMeans; the default for --epsilon inf; it reads the data "
                   "without noise, so a private fit refuses it) or random (uniform in the "
                   "domain's ball, never the data; the default of the DPLloyd baselines)");
-  return {app, [f] { return RunFitKmeans(*f); }};
+}
+
+}  // namespace
+
+Command AddFitKmeansCommand(CLI::App& fit) {
+  return AddFitCommand(fit, "kmeans", Table(), AddOptions, RunFitKmeans);
 }
 
 Status ScoreKmeansModel(const ModelCommandFlags& f) {
@@ -131,17 +128,18 @@ Status PredictKmeansModel(const ModelCommandFlags& f) {
   if (f.proba) return InvalidArgumentError("--proba: does not apply to k-means models");
   if (!f.output.empty() && IsCliRank0()) DPEM_RETURN_IF_ERROR(internal::CheckCanCreate(f.output));
   DPEM_ASSIGN_OR_RETURN(const KmeansFit fit, ReadKmeansModel(f.model));
-  DPEM_ASSIGN_OR_RETURN(const DataMatrix x, ReadDataForModel(f, fit.centres.cols()));
-  DPEM_ASSIGN_OR_RETURN(const Eigen::VectorXi local, NearestCentreLabels(fit.centres, x));
-  DPEM_ASSIGN_OR_RETURN(const std::optional<DataMatrix> all,
-                        GatherRowsToRank0(DataMatrix(local.cast<double>())));
-  if (!all) return OkStatus();  // dpem-mpi: rank 0 writes every rank's labels.
-  const Eigen::VectorXi labels = all->col(0).cast<int>();
-  if (!f.output.empty()) return WriteMatrix(f.output, DataMatrix(labels.cast<double>()));
-  std::string out;
-  for (Eigen::Index i = 0; i < labels.size(); ++i) out += std::to_string(labels(i)) + "\n";
-  std::cout << out;
-  return OkStatus();
+  const auto per_record = [&](const DataMatrix& x) -> StatusOr<DataMatrix> {
+    DPEM_ASSIGN_OR_RETURN(const Eigen::VectorXi local, NearestCentreLabels(fit.centres, x));
+    return DataMatrix(local.cast<double>());
+  };
+  return WritePerRecord(f, fit.centres.cols(), per_record, [&](const DataMatrix& all) {
+    const Eigen::VectorXi labels = all.col(0).cast<int>();
+    if (!f.output.empty()) return WriteMatrix(f.output, DataMatrix(labels.cast<double>()));
+    std::string out;
+    for (Eigen::Index i = 0; i < labels.size(); ++i) out += std::to_string(labels(i)) + "\n";
+    std::cout << out;
+    return OkStatus();
+  });
 }
 
 }  // namespace dpem::cli

@@ -27,9 +27,7 @@ std::vector<double> ToVector(const Eigen::VectorXd& v) {
 }
 
 StatusOr<GradientEmModel> ModelFlag(const std::string& text) {
-  StatusOr<GradientEmModel> m = ParseGradientEmModel(text);
-  if (!m.ok()) return InvalidArgumentError("--model: " + m.status().message());
-  return *m;
+  return ParseFlag("--model", text, ParseGradientEmModel);
 }
 
 // ---------------------------------------------------------------- generate
@@ -116,6 +114,7 @@ struct GradientEmFlags {
 const FitFlagTable& Table() {
   static const FitFlagTable table{
       .command = "fit gradient-em",
+      .description = "DP gradient EM (wang-dp-gradient-em) for gmm, mrm, rmc; prints beta.",
       .input_help = "Data CSV/.npy: gmm y_1..y_d; mrm y,x_1..x_d; rmc y,x_1..x_d,z_1..z_d",
       .output = false,
       .quiet = false,
@@ -170,17 +169,14 @@ Status PrivacyFlagsInto(const GradientEmFlags& f, GradientEmOptions& o) {
   DPEM_RETURN_IF_ERROR(RequireUsableEpsilon("--epsilon", o.epsilon));
   DPEM_ASSIGN_OR_RETURN(o.delta, DeltaFromFlags(fit, true));
   DPEM_ASSIGN_OR_RETURN(o.accountant, AccountantFromFlags(fit, kDefaultAccountant));
-  StatusOr<NoiseCalibrationRule> rule = ParseNoiseCalibrationRule(f.calibration);
-  if (!rule.ok()) return InvalidArgumentError("--calibration: " + rule.status().message());
-  o.calibration = *rule;
+  DPEM_ASSIGN_OR_RETURN(o.calibration,
+                        ParseFlag("--calibration", f.calibration, ParseNoiseCalibrationRule));
   return MethodFlagsInto(f, o);
 }
 
 StatusOr<GradientEmOptions> FitOptionsFromFlags(const GradientEmFlags& f) {
   GradientEmOptions o;
-  StatusOr<GradientEmMethod> method = ParseGradientEmMethod(f.method);
-  if (!method.ok()) return InvalidArgumentError("--method: " + method.status().message());
-  o.method = *method;
+  DPEM_ASSIGN_OR_RETURN(o.method, ParseFlag("--method", f.method, ParseGradientEmMethod));
   DPEM_RETURN_IF_ERROR(RequireAtLeast("--iterations", f.iterations, 1));
   if (f.iterations > 100000) return InvalidArgumentError("--iterations: must be <= 100000");
   o.iterations = static_cast<int>(f.iterations);
@@ -217,8 +213,8 @@ Status RunFitGradientEm(const GradientEmFlags& f) {
   return OkStatus();
 }
 
+// The options of fit gradient-em besides the shared ones.
 void AddFitOptions(CLI::App* app, GradientEmFlags& f) {
-  AddFitFlags(app, Table(), f.fit);
   app->add_option("--model", f.model, "gmm, mrm or rmc")->required();
   app->add_option("--method", f.method,
                   "dp (Algorithm 2, default), clipped (Algorithm 1), dp-em (Algorithm 3, gmm "
@@ -248,11 +244,7 @@ void AddFitOptions(CLI::App* app, GradientEmFlags& f) {
 }  // namespace
 
 Command AddFitGradientEmCommand(CLI::App& fit) {
-  auto f = std::make_shared<GradientEmFlags>();
-  CLI::App* app = fit.add_subcommand(
-      "gradient-em", "DP gradient EM (wang-dp-gradient-em) for gmm, mrm, rmc; prints beta.");
-  AddFitOptions(app, *f);
-  return {app, [f] { return RunFitGradientEm(*f); }};
+  return AddFitCommand(fit, "gradient-em", Table(), AddFitOptions, RunFitGradientEm);
 }
 
 Command AddGenerateCommand(CLI::App& root) {

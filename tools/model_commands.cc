@@ -26,40 +26,36 @@ using Handler = std::function<Status(const ModelCommandFlags&)>;
 
 Status RunScore(const ModelCommandFlags& f) {
   DPEM_ASSIGN_OR_RETURN(const GmmFit fit, ReadGmmModel(f.model));
-  return ScoreData(f, fit.parameters.dimension(), "mean_log_likelihood",
-                   "mean log-likelihood per record",
-                   [&](const DataMatrix& x) { return MeanLogLikelihood(fit.parameters, x); });
+  return ScoreLogLikelihood(f, fit.parameters.dimension(), [&](const DataMatrix& x) {
+    return MeanLogLikelihood(fit.parameters, x);
+  });
 }
 
 Status RunPredict(const ModelCommandFlags& f) {
   if (!f.output.empty() && IsCliRank0()) DPEM_RETURN_IF_ERROR(internal::CheckCanCreate(f.output));
   DPEM_ASSIGN_OR_RETURN(const GmmFit fit, ReadGmmModel(f.model));
-  DPEM_ASSIGN_OR_RETURN(const DataMatrix x, ReadDataForModel(f, fit.parameters.dimension()));
-  DataMatrix out;
-  if (f.proba) {
-    DPEM_ASSIGN_OR_RETURN(out, PredictProba(fit.parameters, x));
-  } else {
+  const auto per_record = [&](const DataMatrix& x) -> StatusOr<DataMatrix> {
+    if (f.proba) return PredictProba(fit.parameters, x);
     DPEM_ASSIGN_OR_RETURN(const Eigen::VectorXi labels, Predict(fit.parameters, x));
-    out = labels.cast<double>();
-  }
-  DPEM_ASSIGN_OR_RETURN(const std::optional<DataMatrix> all, GatherRowsToRank0(out));
-  if (!all) return OkStatus();  // dpem-mpi: rank 0 writes every rank's rows.
-  out = *all;
-  if (!f.output.empty()) return WriteMatrix(f.output, out);
-  for (Eigen::Index i = 0; i < out.rows(); ++i) {
-    for (Eigen::Index j = 0; j < out.cols(); ++j) {
-      std::cout << (j ? "," : "") << FormatNumber(out(i, j));
+    return DataMatrix(labels.cast<double>());
+  };
+  return WritePerRecord(f, fit.parameters.dimension(), per_record, [&](const DataMatrix& out) {
+    if (!f.output.empty()) return WriteMatrix(f.output, out);
+    for (Eigen::Index i = 0; i < out.rows(); ++i) {
+      for (Eigen::Index j = 0; j < out.cols(); ++j) {
+        std::cout << (j ? "," : "") << FormatNumber(out(i, j));
+      }
+      std::cout << "\n";
     }
-    std::cout << "\n";
-  }
-  return OkStatus();
+    return OkStatus();
+  });
 }
 
 Status RunSample(const ModelCommandFlags& f) {
   DPEM_ASSIGN_OR_RETURN(const GmmFit fit, ReadGmmModel(f.model));
-  DPEM_ASSIGN_OR_RETURN(Generator gen, MakeGenerator(f.seed));
-  DPEM_ASSIGN_OR_RETURN(const DataMatrix synth, Sample(fit.parameters, f.count, gen));
-  return WriteMatrix(f.output, synth);
+  return WriteSample(f, [&](Eigen::Index n, Generator& gen) {
+    return Sample(fit.parameters, n, gen);
+  });
 }
 
 // The handlers of one model format; an empty one means "does not apply".
@@ -117,6 +113,69 @@ void AddModelAndInput(CLI::App* app, ModelCommandFlags& f) {
       ->required();
 }
 
+// The options of score, predict, sample and transform.
+void AddScoreOptions(CLI::App* app, ModelCommandFlags& f) {
+  AddModelAndInput(app, f);
+  app->add_flag("--json", f.json,
+                "Print {\"mean_log_likelihood\": ..., \"n\": ...}; k-means models print "
+                "{\"nicv\": ..., \"n\": ...}");
+}
+
+void AddPredictOptions(CLI::App* app, ModelCommandFlags& f) {
+  AddModelAndInput(app, f);
+  app->add_flag("--proba", f.proba, "Print the K component probabilities of each record");
+  app->add_option("--output", f.output, "Write a .csv or .npy file instead of stdout");
+}
+
+void AddSampleOptions(CLI::App* app, ModelCommandFlags& f) {
+  app->add_option("--model", f.model, "Model file written by dpem fit")->required();
+  app->add_option("-n", f.count, "Number of records to draw (>= 1)")->required();
+  app->add_option("--output", f.output, "Output .csv or .npy file")->required();
+  app->add_option("--seed", f.seed,
+                  "Seed a reproducible generator (default: OS-keyed CSPRNG)");
+}
+
+void AddTransformOptions(CLI::App* app, ModelCommandFlags& f) {
+  AddModelAndInput(app, f);
+  app->add_option("--output", f.output, "Output .csv or .npy file")->required();
+}
+
+// The transform command's check of --output before the model is read.
+Status CheckTransformFlags(const ModelCommandFlags& f) {
+  return f.output.empty() ? OkStatus() : internal::CheckCanCreate(f.output);
+}
+
+// One model-using subcommand: its name and description, its options, the
+// check of its flags before the model file is read (none: null), and its
+// handler in each format's FormatHandlers.
+struct ModelCommand {
+  const char* name;
+  const char* description;
+  void (*add_options)(CLI::App*, ModelCommandFlags&);
+  Status (*check_flags)(const ModelCommandFlags&);
+  Handler FormatHandlers::*handler;
+};
+
+// score, predict, sample and transform, in the order of dpem --help.
+const ModelCommand kModelCommands[] = {
+    {"score",
+     "Print the mean log-likelihood per record of data under a model (for a "
+     "k-means model: the NICV), in the data's original units.",
+     AddScoreOptions, nullptr, &FormatHandlers::score},
+    {"predict",
+     "Print each record's most likely component (0-based), or the component "
+     "probabilities with --proba.",
+     AddPredictOptions, nullptr, &FormatHandlers::predict},
+    {"sample",
+     "Draw synthetic records from a model (no extra privacy cost: the model is "
+     "already private).",
+     AddSampleOptions, CheckSampleFlags, &FormatHandlers::sample},
+    {"transform",
+     "Write each record's latent representation under a model (factor "
+     "analysis: the posterior means of the factors).",
+     AddTransformOptions, CheckTransformFlags, &FormatHandlers::transform},
+};
+
 }  // namespace
 
 StatusOr<DataMatrix> ReadDataForModel(const ModelCommandFlags& f, Eigen::Index dimension) {
@@ -129,6 +188,29 @@ StatusOr<DataMatrix> ReadDataForModel(const ModelCommandFlags& f, Eigen::Index d
   }
   DPEM_RETURN_IF_ERROR(AgreeAcrossRanks(shape));
   return x;
+}
+
+Status ScoreLogLikelihood(const ModelCommandFlags& f, Eigen::Index dimension,
+                          const std::function<StatusOr<double>(const DataMatrix&)>& score) {
+  return ScoreData(f, dimension, "mean_log_likelihood", "mean log-likelihood per record", score);
+}
+
+Status WriteSample(
+    const ModelCommandFlags& f,
+    const std::function<StatusOr<DataMatrix>(Eigen::Index, Generator&)>& sample) {
+  DPEM_ASSIGN_OR_RETURN(Generator gen, MakeGenerator(f.seed));
+  DPEM_ASSIGN_OR_RETURN(const DataMatrix synth, sample(f.count, gen));
+  return WriteMatrix(f.output, synth);
+}
+
+Status WritePerRecord(const ModelCommandFlags& f, Eigen::Index dimension,
+                      const std::function<StatusOr<DataMatrix>(const DataMatrix&)>& per_record,
+                      const std::function<Status(const DataMatrix&)>& write) {
+  DPEM_ASSIGN_OR_RETURN(const DataMatrix x, ReadDataForModel(f, dimension));
+  DPEM_ASSIGN_OR_RETURN(const DataMatrix local, per_record(x));
+  DPEM_ASSIGN_OR_RETURN(const std::optional<DataMatrix> all, GatherRowsToRank0(local));
+  if (!all) return OkStatus();  // dpem-mpi: rank 0 writes every rank's rows.
+  return write(*all);
 }
 
 Status ScoreData(const ModelCommandFlags& f, Eigen::Index dimension, const char* key,
@@ -149,56 +231,17 @@ Status ScoreData(const ModelCommandFlags& f, Eigen::Index dimension, const char*
   return OkStatus();
 }
 
-Command AddScoreCommand(CLI::App& root) {
-  auto f = std::make_shared<ModelCommandFlags>();
-  CLI::App* app = root.add_subcommand(
-      "score", "Print the mean log-likelihood per record of data under a model (for a "
-               "k-means model: the NICV), in the data's original units.");
-  AddModelAndInput(app, *f);
-  app->add_flag("--json", f->json,
-                "Print {\"mean_log_likelihood\": ..., \"n\": ...}; k-means models print "
-                "{\"nicv\": ..., \"n\": ...}");
-  return {app, [f] { return Dispatch(*f, "score", &FormatHandlers::score); }};
-}
-
-Command AddPredictCommand(CLI::App& root) {
-  auto f = std::make_shared<ModelCommandFlags>();
-  CLI::App* app = root.add_subcommand(
-      "predict", "Print each record's most likely component (0-based), or the component "
-                 "probabilities with --proba.");
-  AddModelAndInput(app, *f);
-  app->add_flag("--proba", f->proba, "Print the K component probabilities of each record");
-  app->add_option("--output", f->output, "Write a .csv or .npy file instead of stdout");
-  return {app, [f] { return Dispatch(*f, "predict", &FormatHandlers::predict); }};
-}
-
-Command AddSampleCommand(CLI::App& root) {
-  auto f = std::make_shared<ModelCommandFlags>();
-  CLI::App* app = root.add_subcommand(
-      "sample", "Draw synthetic records from a model (no extra privacy cost: the model is "
-                "already private).");
-  app->add_option("--model", f->model, "Model file written by dpem fit")->required();
-  app->add_option("-n", f->count, "Number of records to draw (>= 1)")->required();
-  app->add_option("--output", f->output, "Output .csv or .npy file")->required();
-  app->add_option("--seed", f->seed,
-                  "Seed a reproducible generator (default: OS-keyed CSPRNG)");
-  return {app, [f] {
-            DPEM_RETURN_IF_ERROR(CheckSampleFlags(*f));
-            return Dispatch(*f, "sample", &FormatHandlers::sample);
-          }};
-}
-
-Command AddTransformCommand(CLI::App& root) {
-  auto f = std::make_shared<ModelCommandFlags>();
-  CLI::App* app = root.add_subcommand(
-      "transform", "Write each record's latent representation under a model (factor "
-                   "analysis: the posterior means of the factors).");
-  AddModelAndInput(app, *f);
-  app->add_option("--output", f->output, "Output .csv or .npy file")->required();
-  return {app, [f] {
-            if (!f->output.empty()) DPEM_RETURN_IF_ERROR(internal::CheckCanCreate(f->output));
-            return Dispatch(*f, "transform", &FormatHandlers::transform);
-          }};
+std::vector<Command> AddModelCommands(CLI::App& root) {
+  std::vector<Command> commands;
+  for (const ModelCommand& c : kModelCommands) {
+    const auto run = [&c](const ModelCommandFlags& f) {
+      if (c.check_flags) DPEM_RETURN_IF_ERROR(c.check_flags(f));
+      return Dispatch(f, c.name, c.handler);
+    };
+    commands.push_back(
+        AddSubcommand<ModelCommandFlags>(root, c.name, c.description, c.add_options, run));
+  }
+  return commands;
 }
 
 }  // namespace dpem::cli

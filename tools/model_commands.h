@@ -11,6 +11,7 @@
 #include <string>
 
 #include "dpem/data/matrix.h"
+#include "dpem/random/generator.h"
 #include "dpem/status.h"
 
 namespace dpem::cli {
@@ -36,6 +37,26 @@ StatusOr<DataMatrix> ReadDataForModel(const ModelCommandFlags& flags, Eigen::Ind
 // N} with --json, else "<text>: <value> (N records, original units)".
 Status ScoreData(const ModelCommandFlags& flags, Eigen::Index dimension, const char* key,
                  const char* text, const std::function<StatusOr<double>(const DataMatrix&)>& score);
+
+// ScoreData for a model with a density: prints its mean log-likelihood per
+// record, `score` of the data ("mean_log_likelihood" with --json).
+Status ScoreLogLikelihood(const ModelCommandFlags& flags, Eigen::Index dimension,
+                          const std::function<StatusOr<double>(const DataMatrix&)>& score);
+
+// The sample command's body: draws -n records with `sample` (called as
+// sample(n, generator)) from the generator of --seed and writes them to
+// --output.
+Status WriteSample(
+    const ModelCommandFlags& flags,
+    const std::function<StatusOr<DataMatrix>(Eigen::Index, Generator&)>& sample);
+
+// The body of predict and transform for a model of `dimension`: reads
+// --input (ReadDataForModel), computes `per_record` of it (a row per record)
+// and gathers every rank's rows, in rank order, to rank 0, which passes them
+// to `write` (under dpem-mpi the other ranks write nothing).
+Status WritePerRecord(const ModelCommandFlags& flags, Eigen::Index dimension,
+                      const std::function<StatusOr<DataMatrix>(const DataMatrix&)>& per_record,
+                      const std::function<Status(const DataMatrix&)>& write);
 
 // Handlers for factor-analysis models ("dpem-fa"), in fit_fa_command.cc.
 Status ScoreFaModel(const ModelCommandFlags& flags);

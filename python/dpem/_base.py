@@ -256,6 +256,15 @@ class DpemEstimator(BaseEstimator):
             void = any(reason in line for reason in reasons)
             warnings.warn(line, PrivacyLeakWarning if void else RuntimeWarning, stacklevel=4)
 
+    def _draw_samples(self, n_samples):
+        """The model's ``sample(n, seed)`` for n_samples >= 1 synthetic
+        records (post-processing: no budget spent), seeded by
+        ``random_state`` if set, else from the operating system's CSPRNG."""
+        check_is_fitted(self)
+        if n_samples < 1:
+            raise ValueError(f"n_samples: must be >= 1, got {n_samples}")
+        return self._model.sample(int(n_samples), seed_of(self.random_state))
+
     def _rows_for_model(self, X):
         """X checked against the fit (features and their names) as rows."""
         check_is_fitted(self)
@@ -328,3 +337,19 @@ class DpemEstimator(BaseEstimator):
         except (TypeError, ValueError):
             private = True
         return {"non_deterministic": private}
+
+
+class LikelihoodMixin:
+    """The log-likelihood of a model with a density (GaussianMixture,
+    FactorAnalysis), per row and mean, computed by the library's model.
+    Listed before scikit-learn's DensityMixin, whose ``score`` it replaces."""
+
+    def score_samples(self, X):
+        """log p(x) of each row of X under the model (factor analysis:
+        log N(x; mean_, W W^T + Psi), as scikit-learn's
+        FactorAnalysis.score_samples); ``score`` is their mean."""
+        return self._model.score_samples(self._rows_for_model(X))
+
+    def score(self, X, y=None):
+        """The mean log-likelihood of X: the number ``dpem score`` prints."""
+        return float(self._model.score(self._rows_for_model(X)))

@@ -6,10 +6,10 @@ from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core
-from ._base import DpemEstimator, seed_of
+from ._base import DpemEstimator, LikelihoodMixin
 
 
-class FactorAnalysis(TransformerMixin, DpemEstimator):
+class FactorAnalysis(LikelihoodMixin, TransformerMixin, DpemEstimator):
     """Factor analysis from one private release of the second moment, then
     EM on it (park2017 Sec. 6; docs/factor_analysis.md).
 
@@ -76,15 +76,6 @@ class FactorAnalysis(TransformerMixin, DpemEstimator):
         """E[z | x] for each row of X (n x L), as ``dpem transform``."""
         return self._model.transform(self._rows_for_model(X))
 
-    def score(self, X, y=None):
-        """The mean log-likelihood of X: the number ``dpem score`` prints."""
-        return float(self._model.score(self._rows_for_model(X)))
-
-    def score_samples(self, X):
-        """log N(x; mean_, W W^T + Psi) of each row of X (as scikit-learn's
-        FactorAnalysis.score_samples); ``score`` is their mean."""
-        return self._model.score_samples(self._rows_for_model(X))
-
     def get_covariance(self):
         """The model's covariance W W^T + Psi."""
         check_is_fitted(self)
@@ -94,7 +85,4 @@ class FactorAnalysis(TransformerMixin, DpemEstimator):
     def sample(self, n_samples=1):
         """n_samples synthetic records (post-processing: no budget spent),
         seeded by ``random_state`` if set."""
-        check_is_fitted(self)
-        if n_samples < 1:
-            raise ValueError(f"n_samples: must be >= 1, got {n_samples}")
-        return self._model.sample(int(n_samples), seed_of(self.random_state))
+        return self._draw_samples(n_samples)

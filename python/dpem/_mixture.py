@@ -4,13 +4,12 @@ names of scikit-learn's ``sklearn.mixture.GaussianMixture``."""
 import numpy as np
 from scipy import linalg
 from sklearn.base import DensityMixin
-from sklearn.utils.validation import check_is_fitted
 
 from . import _core
-from ._base import DpemEstimator, seed_of
+from ._base import DpemEstimator, LikelihoodMixin
 
 
-class GaussianMixture(DensityMixin, DpemEstimator):
+class GaussianMixture(LikelihoodMixin, DensityMixin, DpemEstimator):
     """A Gaussian mixture fitted by differentially private EM.
 
     The fit releases, every iteration, the mixture's sufficient statistics
@@ -141,14 +140,6 @@ class GaussianMixture(DensityMixin, DpemEstimator):
         """Each row's posterior probability of each component (n x K)."""
         return self._model.predict_proba(self._rows_for_model(X))
 
-    def score_samples(self, X):
-        """log p(x) of each row of X under the mixture."""
-        return self._model.score_samples(self._rows_for_model(X))
-
-    def score(self, X, y=None):
-        """The mean log-likelihood of X: the number ``dpem score`` prints."""
-        return float(self._model.score(self._rows_for_model(X)))
-
     def sample(self, n_samples=1):
         """Draws (X, y): n_samples synthetic records and their components.
 
@@ -156,10 +147,7 @@ class GaussianMixture(DensityMixin, DpemEstimator):
         the operating system's CSPRNG unless ``random_state`` is set (the
         same draws as ``dpem sample --seed``).
         """
-        check_is_fitted(self)
-        if n_samples < 1:
-            raise ValueError(f"n_samples: must be >= 1, got {n_samples}")
-        draws, labels = self._model.sample(int(n_samples), seed_of(self.random_state))
+        draws, labels = self._draw_samples(n_samples)
         return draws, np.asarray(labels, dtype=np.int64)
 
     def _n_parameters(self):

@@ -79,6 +79,10 @@ DataMatrix CopyRows(const py::array& x) {
   return Eigen::Map<const DataMatrix>(v.data, v.rows, v.cols);
 }
 
+Generator GeneratorForSeed(std::optional<std::uint64_t> seed) {
+  return seed ? Generator::FromSeed(*seed) : ValueOrThrow(Generator::FromOsEntropy());
+}
+
 SharedFitArgs ParseSharedFitArgs(const py::dict& args) {
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   SharedFitArgs s;

@@ -13,6 +13,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,6 +27,7 @@
 #include "dpem/data/row_source.h"
 #include "dpem/engine/engine.h"
 #include "dpem/pipeline/fit_pipeline.h"
+#include "dpem/random/generator.h"
 #include "dpem/status.h"
 
 namespace dpem::python {
@@ -185,6 +187,18 @@ auto RowsMethod(F f) {
     return ValueOrThrow(WithoutGil([&] { return f(model, data); }));
   };
 }
+
+// The method model.<name>(X) = F(model.fit.parameters, X) of a bound
+// FittedModel (RowsMethod).
+template <typename Model, auto F>
+auto OfParameters() {
+  return RowsMethod<Model>(
+      [](const Model& model, const DataMatrix& x) { return F(model.fit.parameters, x); });
+}
+
+// The generator of a model's sample(n, seed): seeded when `seed` is given,
+// else keyed by the operating system's CSPRNG (its failure raised).
+Generator GeneratorForSeed(std::optional<std::uint64_t> seed);
 
 // Raises ValueError "<name>: <message>" for a failed parse of a named value
 // (covariance_type, init, ...), else returns the value.

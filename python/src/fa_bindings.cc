@@ -30,7 +30,7 @@ FaFitOptions FaOptions(const py::dict& args) {
 using FaModel = FittedModel<FaFit>;
 
 DataMatrix SampleModel(const FaModel& m, Eigen::Index n, std::optional<std::uint64_t> seed) {
-  Generator gen = seed ? Generator::FromSeed(*seed) : ValueOrThrow(Generator::FromOsEntropy());
+  Generator gen = GeneratorForSeed(seed);
   return ValueOrThrow(WithoutGil([&] { return FaSample(m.fit.parameters, n, gen); }));
 }
 
@@ -45,15 +45,9 @@ void RegisterFactorAnalysis(py::module_& m) {
                              [](const FaModel& f) { return f.fit.parameters.loadings; })
       .def_property_readonly("noise_variances",
                              [](const FaModel& f) { return f.fit.parameters.noise_variances; })
-      .def("score", RowsMethod<FaModel>([](const FaModel& f, const DataMatrix& x) {
-             return FaMeanLogLikelihood(f.fit.parameters, x);
-           }))
-      .def("score_samples", RowsMethod<FaModel>([](const FaModel& f, const DataMatrix& x) {
-             return FaLogDensities(f.fit.parameters, x);
-           }))
-      .def("transform", RowsMethod<FaModel>([](const FaModel& f, const DataMatrix& x) {
-             return FaTransform(f.fit.parameters, x);
-           }))
+      .def("score", OfParameters<FaModel, &FaMeanLogLikelihood>())
+      .def("score_samples", OfParameters<FaModel, &FaLogDensities>())
+      .def("transform", OfParameters<FaModel, &FaTransform>())
       .def("sample", &SampleModel, py::arg("n"), py::arg("seed") = py::none());
 }
 

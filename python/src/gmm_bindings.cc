@@ -48,16 +48,9 @@ py::array_t<double> Covariances(const GmmModel& m) {
   return out;
 }
 
-// The method model.<name>(X) = F(parameters, X).
-template <auto F>
-auto OfParameters() {
-  return RowsMethod<GmmModel>(
-      [](const GmmModel& g, const DataMatrix& x) { return F(g.fit.parameters, x); });
-}
-
 // `n` draws and the component of each (seeded if `seed` is given).
 py::tuple SampleModel(const GmmModel& m, Eigen::Index n, std::optional<std::uint64_t> seed) {
-  Generator gen = seed ? Generator::FromSeed(*seed) : ValueOrThrow(Generator::FromOsEntropy());
+  Generator gen = GeneratorForSeed(seed);
   Eigen::VectorXi labels;
   DataMatrix draws = ValueOrThrow(
       WithoutGil([&] { return Sample(m.fit.parameters, n, gen, &labels); }));
@@ -73,10 +66,10 @@ void RegisterGmm(py::module_& m) {
       .def_property_readonly("weights", [](const GmmModel& g) { return g.fit.parameters.weights; })
       .def_property_readonly("means", [](const GmmModel& g) { return g.fit.parameters.means; })
       .def_property_readonly("covariances", &Covariances)
-      .def("score", OfParameters<&MeanLogLikelihood>())
-      .def("score_samples", OfParameters<&LogDensities>())
-      .def("predict", OfParameters<&Predict>())
-      .def("predict_proba", OfParameters<&PredictProba>())
+      .def("score", OfParameters<GmmModel, &MeanLogLikelihood>())
+      .def("score_samples", OfParameters<GmmModel, &LogDensities>())
+      .def("predict", OfParameters<GmmModel, &Predict>())
+      .def("predict_proba", OfParameters<GmmModel, &PredictProba>())
       .def("sample", &SampleModel, py::arg("n"), py::arg("seed") = py::none());
 }
 

@@ -35,10 +35,8 @@ Status ValidatePattern(const ReleasePattern& pattern) {
       return InvalidArgumentError("release '" + spec.label +
                                   "': count per iteration must be >= 1");
     }
-    if (!(std::isfinite(spec.noise_weight) && spec.noise_weight > 0.0)) {
-      return InvalidArgumentError("release '" + spec.label +
-                                  "': noise weight must be finite and > 0");
-    }
+    DPEM_RETURN_IF_ERROR(internal::CheckFinitePositive(
+        spec.noise_weight, "release '" + spec.label + "': noise weight"));
   }
   return OkStatus();
 }

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "internal/enum_names.h"
+#include "internal/numeric.h"
 
 namespace dpem {
 namespace {
@@ -36,15 +37,9 @@ std::string_view Release::SensitivityNorm() const {
 }
 
 Status ValidateRelease(const Release& release) {
-  if (!(std::isfinite(release.sensitivity) && release.sensitivity > 0.0)) {
-    return InvalidArgumentError("release '" + release.label +
-                                "': sensitivity must be finite and > 0");
-  }
-  if (!(std::isfinite(release.noise_scale) && release.noise_scale > 0.0)) {
-    return InvalidArgumentError("release '" + release.label +
-                                "': noise scale must be finite and > 0");
-  }
-  return OkStatus();
+  const std::string where = "release '" + release.label + "': ";
+  DPEM_RETURN_IF_ERROR(internal::CheckFinitePositive(release.sensitivity, where + "sensitivity"));
+  return internal::CheckFinitePositive(release.noise_scale, where + "noise scale");
 }
 
 Status PrivacyLedger::Record(Release release) {

@@ -6,10 +6,18 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <string>
 
 #include "dpem/status.h"
 
 namespace dpem::internal {
+
+// InvalidArgument "<name> must be finite and > 0" unless `value` is finite
+// and positive.
+inline Status CheckFinitePositive(double value, const std::string& name) {
+  if (std::isfinite(value) && value > 0.0) return OkStatus();
+  return InvalidArgumentError(name + " must be finite and > 0");
+}
 
 // Relative safety margin added to every privacy parameter an accountant
 // reports, so that floating-point rounding in its evaluation (relative error

@@ -5,6 +5,7 @@
 
 #include "dpem/mechanisms/analyze_gauss.h"
 #include "dpem/random/samplers.h"
+#include "internal/numeric.h"
 
 namespace dpem {
 namespace {
@@ -21,15 +22,16 @@ Status Refusal(std::string_view mechanism, std::string_view defect) {
 
 Status ValidateBudget(std::string_view mechanism, double sensitivity,
                       double epsilon) {
-  if (!(std::isfinite(sensitivity) && sensitivity > 0.0)) {
-    return InvalidArgumentError(std::string(mechanism) +
-                                ": sensitivity must be finite and > 0");
-  }
-  if (!(std::isfinite(epsilon) && epsilon > 0.0)) {
-    return InvalidArgumentError(std::string(mechanism) +
-                                ": epsilon must be finite and > 0");
-  }
-  return OkStatus();
+  const std::string name(mechanism);
+  DPEM_RETURN_IF_ERROR(internal::CheckFinitePositive(sensitivity, name + ": sensitivity"));
+  return internal::CheckFinitePositive(epsilon, name + ": epsilon");
+}
+
+// Refusal(mechanism, defect) unless allow_unsafe; then ValidateBudget.
+Status CheckUnsafeCall(std::string_view mechanism, std::string_view defect, bool allow_unsafe,
+                       double sensitivity, double epsilon) {
+  if (!allow_unsafe) return Refusal(mechanism, defect);
+  return ValidateBudget(mechanism, sensitivity, epsilon);
 }
 
 // The paper's claim, recorded as an epsilon-DP Laplace release and labelled.
@@ -57,10 +59,9 @@ Status ReleaseVarianceGammaUnsafe(double& variance, double sensitivity,
                                   PrivacyLedger& ledger, bool allow_unsafe,
                                   const std::string& label) {
   constexpr char kName[] = "park2016 Gamma variance mechanism";
-  if (!allow_unsafe) {
-    return Refusal(kName, "the output's lower end (the true variance)");
-  }
-  DPEM_RETURN_IF_ERROR(ValidateBudget(kName, sensitivity, epsilon));
+  DPEM_RETURN_IF_ERROR(
+      CheckUnsafeCall(kName, "the output's lower end (the true variance)", allow_unsafe,
+                      sensitivity, epsilon));
   if (!std::isfinite(variance)) {
     return InvalidArgumentError(std::string(kName) + ": variance not finite");
   }
@@ -78,10 +79,9 @@ Status ReleaseCovarianceWishartUnsafe(Eigen::MatrixXd& cov, double sensitivity,
                                       PrivacyLedger& ledger, bool allow_unsafe,
                                       const std::string& label) {
   constexpr char kName[] = "park2016 Wishart covariance mechanism";
-  if (!allow_unsafe) {
-    return Refusal(kName, "the output's support {S : S - Sigma > 0}");
-  }
-  DPEM_RETURN_IF_ERROR(ValidateBudget(kName, sensitivity, epsilon));
+  DPEM_RETURN_IF_ERROR(
+      CheckUnsafeCall(kName, "the output's support {S : S - Sigma > 0}", allow_unsafe,
+                      sensitivity, epsilon));
   DPEM_RETURN_IF_ERROR(ValidateSymmetricMatrix(cov, kName));
   const Eigen::Index d = cov.rows();
   // park2016 eq. (17)-(18), (27): Z Z^T ~ W_d(d + 1, lambda I),

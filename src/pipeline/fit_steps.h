@@ -8,6 +8,7 @@
 #define DPEM_PIPELINE_FIT_STEPS_H_
 
 #include <cstddef>
+#include <utility>
 
 #include "dpem/accounting/guarantee.h"
 #include "dpem/data/domain.h"
@@ -38,6 +39,30 @@ Status CheckComponentsFitData(const RowSource& x, int components);
 StatusOr<FitStart> BeginFit(const RowSource& x, const DataDomain& requested,
                             const EngineOptions& engine, const Generator& gen,
                             PrivacyGuarantee& g);
+
+// BeginFit for a model's `fit` (GmmFit, KmeansFit, FaFit) of `options`
+// (their domain and engine): fit.guarantee is set to `guarantee` (started by
+// StartGuarantee) before the steps, fit.domain to the resolved domain after.
+template <typename Fit, typename Options, typename Guarantee>
+StatusOr<FitStart> BeginModelFit(const RowSource& x, const Options& options, Guarantee guarantee,
+                                 const Generator& gen, Fit& fit) {
+  fit.guarantee = std::move(guarantee);
+  DPEM_ASSIGN_OR_RETURN(FitStart start,
+                        BeginFit(x, options.domain, options.engine, gen, fit.guarantee));
+  fit.domain = start.domain;
+  return start;
+}
+
+// The options an iterative fit (GMM, k-means) runs with: `requested`
+// validated (its Validate), with J resolved (its ResolvedIterations: 0 is the
+// model's default), so that every later step sees the J that runs.
+template <typename Options>
+StatusOr<Options> ResolvedFitOptions(const Options& requested) {
+  DPEM_RETURN_IF_ERROR(requested.Validate());
+  Options options = requested;
+  options.iterations = requested.ResolvedIterations();
+  return options;
+}
 
 // The last step of a private fit: re-accounts `g.ledger` with `g.accountant`
 // at `accounting_delta` into `g.epsilon`, after checking that the fit made

@@ -127,6 +127,18 @@ Eigen::MatrixXd BartlettFactor(Generator& gen, double dof, Eigen::Index d) {
   return a;
 }
 
+// A vector of n draws of `function`: checks n (>= 0) and the noise scale
+// named `scale_name` (finite, > 0), then lets `fill` write the n entries.
+template <typename Fill>
+StatusOr<Eigen::VectorXd> CheckedVector(const char* function, const char* scale_name,
+                                        Eigen::Index n, double scale, Fill fill) {
+  DPEM_RETURN_IF_ERROR(CheckAtLeast(function, "n", n, 0));
+  DPEM_RETURN_IF_ERROR(CheckPositiveFinite(function, scale_name, scale));
+  Eigen::VectorXd out(n);
+  fill(out);
+  return out;
+}
+
 }  // namespace
 
 double SampleStandardNormal(Generator& gen) {
@@ -161,24 +173,16 @@ StatusOr<double> SampleGamma(Generator& gen, double shape, double scale) {
 
 StatusOr<Eigen::VectorXd> SampleGaussianVector(Generator& gen, Eigen::Index n,
                                                double stddev) {
-  DPEM_RETURN_IF_ERROR(CheckAtLeast("SampleGaussianVector", "n", n, 0));
-  DPEM_RETURN_IF_ERROR(
-      CheckPositiveFinite("SampleGaussianVector", "stddev", stddev));
-  Eigen::VectorXd out(n);
-  FillGaussian(gen, stddev, out.data(), n);
-  return out;
+  return CheckedVector("SampleGaussianVector", "stddev", n, stddev, [&](Eigen::VectorXd& out) {
+    FillGaussian(gen, stddev, out.data(), n);
+  });
 }
 
 StatusOr<Eigen::VectorXd> SampleLaplaceVector(Generator& gen, Eigen::Index n,
                                               double scale) {
-  DPEM_RETURN_IF_ERROR(CheckAtLeast("SampleLaplaceVector", "n", n, 0));
-  DPEM_RETURN_IF_ERROR(
-      CheckPositiveFinite("SampleLaplaceVector", "scale", scale));
-  Eigen::VectorXd out(n);
-  for (Eigen::Index i = 0; i < n; ++i) {
-    out[i] = SampleLaplaceUnchecked(gen, scale);
-  }
-  return out;
+  return CheckedVector("SampleLaplaceVector", "scale", n, scale, [&](Eigen::VectorXd& out) {
+    for (Eigen::Index i = 0; i < n; ++i) out[i] = SampleLaplaceUnchecked(gen, scale);
+  });
 }
 
 StatusOr<Eigen::MatrixXd> SampleSymmetricGaussianMatrix(Generator& gen,

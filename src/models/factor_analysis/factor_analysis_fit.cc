@@ -266,12 +266,10 @@ StatusOr<FaFit> FitFactorAnalysis(const RowSource& x, const FaFitOptions& option
                                 " exceeds the dimension d = " + std::to_string(x.cols()));
   }
   FaFit fit;
-  fit.guarantee = NewGuarantee(options);
   DPEM_ASSIGN_OR_RETURN(const internal::FitStart start,
-                        internal::BeginFit(x, options.domain, options.engine, gen, fit.guarantee));
+                        internal::BeginModelFit(x, options, NewGuarantee(options), gen, fit));
   DPEM_ASSIGN_OR_RETURN(const FaParameters unit_params,
                         FitInUnitBall(start, options, gen, fit.guarantee));
-  fit.domain = start.domain;
   fit.parameters = ToOriginalUnits(unit_params, fit.domain);
   fit.n = x.rows();
   fit.iterations = options.em.iterations;

@@ -230,12 +230,18 @@ Eigen::VectorXd GmmDensityEvaluator::Responsibilities(
   return NormalizeLogJoint(*responsibilities);
 }
 
+namespace internal {
+
+Status CheckDataColumns(const GmmParameters& params, Eigen::Index columns) {
+  if (columns == params.dimension()) return OkStatus();
+  return InvalidArgumentError("data have " + std::to_string(columns) + " columns, the model " +
+                              std::to_string(params.dimension()) + " dimensions");
+}
+
+}  // namespace internal
+
 Status ValidateData(const GmmParameters& params, const DataMatrix& x) {
-  if (x.cols() != params.dimension()) {
-    return InvalidArgumentError(
-        "data have " + std::to_string(x.cols()) + " columns, the model " +
-        std::to_string(params.dimension()) + " dimensions");
-  }
+  DPEM_RETURN_IF_ERROR(internal::CheckDataColumns(params, x.cols()));
   if (!x.allFinite()) {
     return InvalidArgumentError("data contain a non-finite entry");
   }

@@ -178,18 +178,14 @@ StatusOr<GmmStatistics> ComputeStatisticsPass(const GmmParameters& params, const
                         GmmDensityEvaluator::Create(params));
   const Eigen::Index k = params.components();
   const Eigen::Index d = params.dimension();
-  if (x.cols() != d) {
-    return InvalidArgumentError("data have " + std::to_string(x.cols()) +
-                                " columns, the model " + std::to_string(d) + " dimensions");
-  }
+  DPEM_RETURN_IF_ERROR(internal::CheckDataColumns(params, x.cols()));
   const auto init = [&](EStepWorker& w) { InitWorker(params, w); };
   const Eigen::Index row_doubles = (params.type == CovarianceType::kFull ? FeatureCount(d) : d) + k;
   DPEM_ASSIGN_OR_RETURN(
       std::vector<EStepWorker> workers,
       engine.Reduce<EStepWorker>(x, row_doubles, init,
                                  [&](EStepWorker& w, const RowBlock& block, Eigen::Index) {
-        w.stats.log_likelihood +=
-            evaluator.Responsibilities(block, &w.gamma, &w.scratch).sum();
+        internal::BlockResponsibilities(evaluator, block, w);
         Accumulate(block, w);
         if (exact) w.exact.FoldAndZero(ExactArrays(w.stats, w.feature_sums));
         return OkStatus();

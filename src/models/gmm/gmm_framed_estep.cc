@@ -91,10 +91,7 @@ StatusOr<GmmStatistics> ComputeFramedStatistics(const GmmParameters& params,
   if (frames.size() != static_cast<size_t>(k_count)) {
     return InvalidArgumentError("one frame per component is needed");
   }
-  if (unit.cols() != d) {
-    return InvalidArgumentError("data have " + std::to_string(unit.cols()) +
-                                " columns, the model " + std::to_string(d) + " dimensions");
-  }
+  DPEM_RETURN_IF_ERROR(CheckDataColumns(params, unit.cols()));
   const StackedFrames stacked = StackFrames(frames);
   const auto init = [&](FramedWorker& w) {
     w.stats = ZeroStatistics(params);
@@ -105,8 +102,7 @@ StatusOr<GmmStatistics> ComputeFramedStatistics(const GmmParameters& params,
       std::vector<FramedWorker> workers,
       engine.Reduce<FramedWorker>(unit, row_doubles, init,
                                   [&](FramedWorker& w, const RowBlock& block, Eigen::Index) {
-        w.stats.log_likelihood +=
-            evaluator.Responsibilities(block, &w.gamma, &w.scratch).sum();
+        BlockResponsibilities(evaluator, block, w);
         FrameCoordinates(block, stacked, w.u);
         for (Eigen::Index k = 0; k < k_count; ++k) {
           Accumulate(w.u.middleRows(k * d, d), w.gamma.col(k), k, w.weighted, w.stats);

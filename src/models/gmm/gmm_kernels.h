@@ -8,7 +8,9 @@
 
 #include <vector>
 
+#include "dpem/data/row_source.h"
 #include "dpem/models/gmm/gmm.h"
+#include "dpem/status.h"
 #include "engine/exact_sum.h"
 
 namespace dpem::internal {
@@ -23,6 +25,19 @@ GmmStatistics ZeroStatistics(const GmmParameters& params);
 // (engine/exact_sum.h): counts, sums, then each full second moment, the
 // diagonal ones or the traces, as the type has them.
 std::vector<StatisticArray> StatisticArrays(GmmStatistics& s);
+
+// InvalidArgument "data have <columns> columns, the model <d> dimensions"
+// unless `columns` is the dimension d of `params`.
+Status CheckDataColumns(const GmmParameters& params, Eigen::Index columns);
+
+// The first step of a pass's work on a block: each record's responsibilities
+// into `w.gamma` (buffer: `w.scratch`), and the block's log-likelihood added
+// to `w.stats` (a worker of either pass).
+template <typename Worker>
+void BlockResponsibilities(const GmmDensityEvaluator& evaluator, const RowBlock& block,
+                           Worker& w) {
+  w.stats.log_likelihood += evaluator.Responsibilities(block, &w.gamma, &w.scratch).sum();
+}
 
 }  // namespace dpem::internal
 

@@ -174,15 +174,11 @@ StatusOr<GmmFit> FitGmm(const DataMatrix& x, const GmmFitOptions& options, Gener
 }
 
 StatusOr<GmmFit> FitGmm(const RowSource& x, const GmmFitOptions& requested, Generator& gen) {
-  DPEM_RETURN_IF_ERROR(requested.Validate());
-  GmmFitOptions options = requested;  // With J resolved: every step below sees it.
-  options.iterations = requested.ResolvedIterations();
+  DPEM_ASSIGN_OR_RETURN(const GmmFitOptions options, internal::ResolvedFitOptions(requested));
   DPEM_RETURN_IF_ERROR(internal::CheckComponentsFitData(x, options.components));
   GmmFit fit;
-  fit.guarantee = NewGuarantee(options);
   DPEM_ASSIGN_OR_RETURN(internal::FitStart start,
-                        internal::BeginFit(x, options.domain, options.engine, gen, fit.guarantee));
-  fit.domain = start.domain;
+                        internal::BeginModelFit(x, options, NewGuarantee(options), gen, fit));
   const Engine& engine = start.engine;
   const UnitBallRowSource& unit = start.unit;
   std::optional<PrivateRun> run;

@@ -137,15 +137,11 @@ StatusOr<KmeansFit> FitKmeans(const DataMatrix& x, const KmeansFitOptions& optio
 
 StatusOr<KmeansFit> FitKmeans(const RowSource& x, const KmeansFitOptions& requested,
                               Generator& gen) {
-  DPEM_RETURN_IF_ERROR(requested.Validate());
-  KmeansFitOptions options = requested;  // With J resolved: every step below sees it.
-  options.iterations = requested.ResolvedIterations();
+  DPEM_ASSIGN_OR_RETURN(const KmeansFitOptions options, internal::ResolvedFitOptions(requested));
   DPEM_RETURN_IF_ERROR(ValidateFitData(x, options));
   KmeansFit fit;
-  fit.guarantee = NewGuarantee(options);
   DPEM_ASSIGN_OR_RETURN(internal::FitStart start,
-                        internal::BeginFit(x, options.domain, options.engine, gen, fit.guarantee));
-  fit.domain = start.domain;
+                        internal::BeginModelFit(x, options, NewGuarantee(options), gen, fit));
   const Engine& engine = start.engine;
   const UnitBallRowSource& unit = start.unit;
   std::optional<internal::KmeansReleasePlan> plan;
