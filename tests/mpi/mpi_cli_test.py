@@ -88,6 +88,32 @@ def rank_pids(data):
     return None
 
 
+def disrupt_a_rank(data, out, sig, env, what, expected_line):
+    """Starts a 3-rank fit of `data`, sends rank 1 `sig` a second in, and
+    checks: exit 2, one line containing `expected_line`, no rank left
+    running, no model file `out`."""
+    proc = subprocess.Popen([MPIRUN, "-np", "3", "fit", "gmm", "--components", "10", "--epsilon",
+                             "1", "--delta", "1e-5", "--data-norm", "8", "--iterations", "200",
+                             "--threads", "1", "--input", data, "--output", out],
+                            env=env, stderr=subprocess.PIPE, text=True)
+    victim = rank_pids(data)
+    check(victim is not None, what + ": the three ranks started")
+    time.sleep(1.0)
+    if victim:
+        os.kill(int(victim), sig)
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        err = "(hung)"
+    lines = err.strip().splitlines()
+    check(proc.returncode == 2, "%s: exit 2 (got %s)" % (what, proc.returncode))
+    check(len(lines) == 1 and expected_line in lines[0], "%s: one line: %r" % (what, lines))
+    left = subprocess.run(["pgrep", "-f", "dpem-mpi fit gmm.*" + data], capture_output=True, text=True)
+    check(left.stdout.strip() == "", what + ": no rank left running")
+    check(not os.path.exists(out), what + ": no model file")
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="dpem_mpi_test_")
     rng = np.random.default_rng(11)
@@ -216,54 +242,15 @@ def main():
              "--dataset", "D"])
     check(r.returncode == 0 and charges() == 1, "good shards: charged once (by rank 0)")
 
-    # A killed rank: the others are ended, exit 2, one line naming it.
+    # A killed rank: the others are ended, exit 2, one line naming it. A hung
+    # (stopped) rank: the collective steps time out, one line, exit 2.
     big = os.path.join(tmp, "big.npy")
     np.save(big, np.random.default_rng(2).normal(size=(400000, 10)))
-    out = os.path.join(tmp, "killed.json")
-    proc = subprocess.Popen([MPIRUN, "-np", "3", "fit", "gmm", "--components", "10", "--epsilon",
-                             "1", "--delta", "1e-5", "--data-norm", "8", "--iterations", "200",
-                             "--threads", "1", "--input", big, "--output", out],
-                            env=ENV, stderr=subprocess.PIPE, text=True)
-    victim = rank_pids(big)
-    check(victim is not None, "killed rank: the three ranks started")
-    time.sleep(1.0)
-    if victim:
-        os.kill(int(victim), signal.SIGKILL)
-    try:
-        _, err = proc.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        err = "(hung)"
-    lines = err.strip().splitlines()
-    check(proc.returncode == 2, "killed rank: exit 2 (got %s)" % proc.returncode)
-    check(len(lines) == 1 and "died (signal 9" in lines[0], "killed rank: one line: %r" % lines)
-    left = subprocess.run(["pgrep", "-f", "dpem-mpi fit gmm.*" + big], capture_output=True, text=True)
-    check(left.stdout.strip() == "", "killed rank: no rank left running")
-    check(not os.path.exists(out), "killed rank: no model file")
-    # A hung rank (stopped): the collective steps time out, one line, exit 2.
-    out = os.path.join(tmp, "hung.json")
-    proc = subprocess.Popen([MPIRUN, "-np", "3", "fit", "gmm", "--components", "10", "--epsilon",
-                             "1", "--delta", "1e-5", "--data-norm", "8", "--iterations", "200",
-                             "--threads", "1", "--input", big, "--output", out],
-                            env=dict(ENV, DPEM_COLLECTIVE_TIMEOUT="3"), stderr=subprocess.PIPE,
-                            text=True)
-    victim = rank_pids(big)
-    check(victim is not None, "hung rank: the three ranks started")
-    time.sleep(1.0)
-    if victim:
-        os.kill(int(victim), signal.SIGSTOP)
-    try:
-        _, err = proc.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        err = "(hung)"
-    lines = err.strip().splitlines()
-    check(proc.returncode == 2, "hung rank: exit 2 (got %s)" % proc.returncode)
-    check(len(lines) == 1 and "no answer from the other ranks within 3 s" in lines[0],
-          "hung rank: one line: %r" % lines)
-    left = subprocess.run(["pgrep", "-f", "dpem-mpi fit gmm.*" + big], capture_output=True, text=True)
-    check(left.stdout.strip() == "", "hung rank: no rank left running")
-    check(not os.path.exists(out), "hung rank: no model file")
+    disrupt_a_rank(big, os.path.join(tmp, "killed.json"), signal.SIGKILL, ENV, "killed rank",
+                   "died (signal 9")
+    disrupt_a_rank(big, os.path.join(tmp, "hung.json"), signal.SIGSTOP,
+                   dict(ENV, DPEM_COLLECTIVE_TIMEOUT="3"), "hung rank",
+                   "no answer from the other ranks within 3 s")
     shutil.rmtree(tmp, ignore_errors=True)
     print("%d failures" % len(FAILURES))
     return 1 if FAILURES else 0
