@@ -138,7 +138,6 @@ void VoidIfSeeded(const Generator& gen, PrivacyGuarantee& g) {
 
 // Steps 5 to 8, on the opened data.
 Status FitData(FitTask& task, const FitRequest& r, const RowSource& x) {
-  if (r.check_shape) DPEM_RETURN_IF_ERROR(r.check_shape(x.rows(), x.cols()));
   DPEM_ASSIGN_OR_RETURN(Generator gen, r.seed ? StatusOr<Generator>(Generator::FromSeed(*r.seed))
                                               : Generator::FromOsEntropy());
   gen.ShareFromRank0(r.collective);
@@ -194,9 +193,7 @@ Status RunDistributedFit(FitTask& task, const FitRequest& r) {
   DPEM_ASSIGN_OR_RETURN(const ShardRowSource x, ShardRowSource::Create(std::move(shard), *c));
   if (r.check_shape) DPEM_RETURN_IF_ERROR(r.check_shape(x.rows(), x.cols()));
   DPEM_RETURN_IF_ERROR(internal::StatusOfRank0(c, IsRank0(r) ? ChargeBudget(task, r) : OkStatus()));
-  FitRequest shaped = r;
-  shaped.check_shape = nullptr;  // Checked above, on the whole table's shape.
-  DPEM_RETURN_IF_ERROR(FitData(task, shaped, x));
+  DPEM_RETURN_IF_ERROR(FitData(task, r, x));
   const Status finished = Finish(task, r);
   return internal::StatusOfRank0(c, finished);
 }
@@ -211,6 +208,7 @@ Status RunFit(FitTask& task, const FitRequest& request) {
   DPEM_RETURN_IF_ERROR(ChargeBudget(task, request));
   std::unique_ptr<RowSource> owned;
   DPEM_ASSIGN_OR_RETURN(const RowSource* x, OpenData(request, owned));
+  if (request.check_shape) DPEM_RETURN_IF_ERROR(request.check_shape(x->rows(), x->cols()));
   DPEM_RETURN_IF_ERROR(FitData(task, request, *x));
   return Finish(task, request);
 }
