@@ -74,12 +74,10 @@ StatusOr<Eigen::Index> SearchTable(const RowSource& x, const Eigen::VectorXd& lo
     if (before + totals[static_cast<size_t>(r)] >= target) owner = r;
     else before += totals[static_cast<size_t>(r)];
   }
-  double found = -1.0;  // The owner's row; every other rank adds 0.
+  double found = 0.0;  // The owner's row + 1; every other rank adds 0.
   if (owner == c->rank()) {
     const Eigen::Index i = SearchCumulative(local, target - before);
     found = static_cast<double>(i < 0 ? rows.end - 1 : rows.begin + i) + 1.0;
-  } else {
-    found = 0.0;
   }
   DPEM_RETURN_IF_ERROR(SumInRankOrder(c, {&found, 1}));
   return found >= 1.0 ? static_cast<Eigen::Index>(found) - 1 : x.rows() - 1;
