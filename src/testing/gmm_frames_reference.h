@@ -57,23 +57,26 @@ inline DataMatrix Records(const GmmParameters& p, int n, unsigned seed) {
 }
 
 // The framed statistics of x computed record by record, independently of the
-// library: responsibilities from PredictProba, u = clip(L^{-1}(x - m) / rho).
+// library: responsibilities from PredictProba, u = clip(L^{-1}(x - m) / rho)
+// in local frames, u = x in global ones. Any K and d.
 inline GmmStatistics ExplicitFramed(const GmmParameters& p, const DataMatrix& x, double rho,
-                             const std::vector<ComponentFrame>& frames, int* clipped = nullptr) {
+                                    const std::vector<ComponentFrame>& frames,
+                                    int* clipped = nullptr) {
   const StatusOr<DataMatrix> g = PredictProba(p, x);
   EXPECT_TRUE(g.ok());
+  const Eigen::Index k_count = p.components(), d = p.dimension();
   GmmStatistics s;
   s.type = p.type;
-  s.counts = Eigen::VectorXd::Zero(3);
-  s.sums = Eigen::MatrixXd::Zero(3, 2);
-  s.second_full.assign(3, Eigen::Matrix2d::Zero());
-  s.second_diag = Eigen::MatrixXd::Zero(3, 2);
-  s.second_trace = Eigen::VectorXd::Zero(3);
-  for (int k = 0; k < 3; ++k) {
+  s.counts = Eigen::VectorXd::Zero(k_count);
+  s.sums = Eigen::MatrixXd::Zero(k_count, d);
+  s.second_full.assign(static_cast<size_t>(k_count), Eigen::MatrixXd::Zero(d, d));
+  s.second_diag = Eigen::MatrixXd::Zero(k_count, d);
+  s.second_trace = Eigen::VectorXd::Zero(k_count);
+  for (Eigen::Index k = 0; k < k_count; ++k) {
     const bool local = frames[static_cast<size_t>(k)].local;
-    const Eigen::Matrix2d l = Eigen::LLT<Eigen::Matrix2d>(p.covariances[k]).matrixL();
+    const Eigen::MatrixXd l = Eigen::LLT<Eigen::MatrixXd>(p.covariances[k]).matrixL();
     for (Eigen::Index i = 0; i < x.rows(); ++i) {
-      Eigen::Vector2d u = x.row(i).transpose();
+      Eigen::VectorXd u = x.row(i).transpose();
       if (local) {
         u = l.triangularView<Eigen::Lower>().solve(u - p.means.row(k).transpose()) / rho;
         if (u.norm() > 1.0) {
@@ -84,7 +87,7 @@ inline GmmStatistics ExplicitFramed(const GmmParameters& p, const DataMatrix& x,
       const double gik = (*g)(i, k);
       s.counts(k) += gik;
       s.sums.row(k) += gik * u.transpose();
-      s.second_full[k] += gik * u * u.transpose();
+      s.second_full[static_cast<size_t>(k)] += gik * u * u.transpose();
       s.second_diag.row(k) += gik * u.cwiseAbs2().transpose();
       s.second_trace(k) += gik * u.squaredNorm();
     }
@@ -93,6 +96,48 @@ inline GmmStatistics ExplicitFramed(const GmmParameters& p, const DataMatrix& x,
   if (p.type != CovarianceType::kDiagonal) s.second_diag.resize(0, 0);
   if (p.type != CovarianceType::kSpherical) s.second_trace.resize(0);
   return s;
+}
+
+// A K-component mixture in d dimensions inside the unit ball: components
+// 0 .. K - 2 small and correlated (local frames at rho = 3), the last broad
+// (global frame), weights unequal.
+inline GmmParameters SmallComponents(CovarianceType type, int k_count, int d, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> z(0.0, 1.0);
+  GmmParameters p;
+  p.type = type;
+  p.weights = Eigen::VectorXd::LinSpaced(k_count, 1.0, 2.0);
+  p.weights /= p.weights.sum();
+  p.means = Eigen::MatrixXd::Zero(k_count, d);
+  for (int k = 0; k < k_count; ++k) {
+    Eigen::MatrixXd a(d, d);
+    for (Eigen::Index i = 0; i < a.size(); ++i) a(i) = z(rng);
+    Eigen::MatrixXd c = 0.002 * (a * a.transpose() / d + 0.5 * Eigen::MatrixXd::Identity(d, d));
+    if (type != CovarianceType::kFull) c = Eigen::MatrixXd(c.diagonal().asDiagonal());
+    if (type == CovarianceType::kSpherical) c = c.trace() / d * Eigen::MatrixXd::Identity(d, d);
+    if (k + 1 == k_count) c = 0.25 * Eigen::MatrixXd::Identity(d, d);
+    for (int j = 0; j < d && k + 1 < k_count; ++j) p.means(k, j) = 0.4 * z(rng) / std::sqrt(d);
+    p.covariances.push_back(c);
+  }
+  return p;
+}
+
+// n records drawn from p's components in turn (clipped to the unit ball).
+inline DataMatrix DrawRecords(const GmmParameters& p, int n, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> z(0.0, 1.0);
+  const Eigen::Index d = p.dimension();
+  DataMatrix x(n, d);
+  for (int i = 0; i < n; ++i) {
+    const Eigen::Index k = i % p.components();
+    Eigen::VectorXd r(d);
+    for (Eigen::Index j = 0; j < d; ++j) r(j) = z(rng);
+    Eigen::VectorXd v = p.means.row(k).transpose() +
+                        Eigen::MatrixXd(Eigen::LLT<Eigen::MatrixXd>(p.covariances[k]).matrixL()) * r;
+    if (v.norm() > 1.0) v.normalize();
+    x.row(i) = v.transpose();
+  }
+  return x;
 }
 
 }  // namespace dpem::internal::frames_testing

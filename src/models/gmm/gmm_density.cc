@@ -65,68 +65,6 @@ void QuadraticFeatures(const Eigen::Ref<const DataMatrix>& block, Eigen::MatrixX
   }
 }
 
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
-
-// Makes every row of log joint densities normalisable: in a row holding a
-// NaN or without a finite maximum (overflow: -infinity in every component,
-// or +infinity somewhere), NaN entries become -infinity; then if some entry
-// is +infinity, those entries become 0 and the others -infinity (all the
-// mass on them), and if every entry is -infinity, all become 0 (uniform).
-// Unreachable for parameters a fit produces (kMinCovarianceFloor keeps
-// log-densities finite); it guarantees that every record's responsibilities
-// are a point of the simplex whatever the parameters, so the statistics stay
-// finite (any point of the simplex keeps the release's sensitivity). Updates
-// row_max and returns the repaired rows.
-std::vector<Eigen::Index> RepairLogJoint(Eigen::MatrixXd& r, Eigen::ArrayXd& row_max) {
-  std::vector<Eigen::Index> repaired;
-  for (Eigen::Index i = 0; i < r.rows(); ++i) {
-    if (std::isfinite(row_max(i)) && !r.row(i).hasNaN()) continue;
-    repaired.push_back(i);
-    double top = -kInfinity;
-    for (Eigen::Index k = 0; k < r.cols(); ++k) {
-      if (std::isnan(r(i, k))) r(i, k) = -kInfinity;
-      top = std::max(top, r(i, k));
-    }
-    if (!std::isfinite(top)) {
-      for (Eigen::Index k = 0; k < r.cols(); ++k) {
-        r(i, k) = top == -kInfinity || r(i, k) == kInfinity ? 0.0 : -kInfinity;
-      }
-      top = 0.0;
-    }
-    row_max(i) = top;
-  }
-  return repaired;
-}
-
-// Turns log joint densities (rows x K) into responsibilities in place, by a
-// log-sum-exp per row, and returns log p(x_i) per row. Results below the
-// smallest normal double are flushed to exactly 0 (a component of weight 0,
-// log joint -infinity, gets no responsibility at all). A row that cannot be
-// normalised is repaired by RepairLogJoint first, and its log p(x_i) is NaN.
-// Column by column, so that max, exp and the sums run on contiguous packets.
-// Vectorised exp clamps its argument (exp(-inf) would give ~1e-308, not 0),
-// hence the explicit flush.
-Eigen::VectorXd NormalizeLogJoint(Eigen::MatrixXd& r) {
-  Eigen::ArrayXd row_max = r.col(0).array();
-  for (Eigen::Index k = 1; k < r.cols(); ++k) row_max = row_max.max(r.col(k).array());
-  std::vector<Eigen::Index> repaired;
-  if (!row_max.isFinite().all() || r.hasNaN()) repaired = RepairLogJoint(r, row_max);
-  Eigen::ArrayXd sum = Eigen::ArrayXd::Zero(r.rows());
-  Eigen::ArrayXd e(r.rows());
-  for (Eigen::Index k = 0; k < r.cols(); ++k) {
-    auto c = r.col(k).array();
-    c -= row_max;
-    e = c.exp();
-    c = (c < kLogSmallestNormal).select(0.0, e);
-    sum += c;
-  }
-  sum = sum.inverse();
-  for (Eigen::Index k = 0; k < r.cols(); ++k) r.col(k).array() *= sum;
-  Eigen::VectorXd log_density = (row_max - sum.log()).matrix();
-  for (Eigen::Index i : repaired) log_density(i) = std::numeric_limits<double>::quiet_NaN();
-  return log_density;
-}
-
 // Column k of the full-covariance weights W (F x K, the file comment) into
 // `w`: with P = Sigma_k^{-1} (a Cholesky solve against `identity`, I of
 // d x d), -(1/2) P_ii on x_i^2, -P_ij on x_i x_j (i < j), P mu_k on x, and
@@ -227,10 +165,76 @@ Eigen::VectorXd GmmDensityEvaluator::Responsibilities(
   // The maximum is finite for valid parameters with eigenvalues of at least
   // kMinCovarianceFloor (some weight is positive and the log densities of
   // unit-ball rows are finite); NormalizeLogJoint repairs any other row.
-  return NormalizeLogJoint(*responsibilities);
+  return internal::NormalizeLogJoint(*responsibilities);
 }
 
 namespace internal {
+
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+// Makes every row of log joint densities normalisable: in a row holding a
+// NaN or without a finite maximum (overflow: -infinity in every component,
+// or +infinity somewhere), NaN entries become -infinity; then if some entry
+// is +infinity, those entries become 0 and the others -infinity (all the
+// mass on them), and if every entry is -infinity, all become 0 (uniform).
+// Unreachable for parameters a fit produces (kMinCovarianceFloor keeps
+// log-densities finite); it guarantees that every record's responsibilities
+// are a point of the simplex whatever the parameters, so the statistics stay
+// finite (any point of the simplex keeps the release's sensitivity). Updates
+// row_max and returns the repaired rows.
+std::vector<Eigen::Index> RepairLogJoint(Eigen::MatrixXd& r, Eigen::ArrayXd& row_max) {
+  std::vector<Eigen::Index> repaired;
+  for (Eigen::Index i = 0; i < r.rows(); ++i) {
+    if (std::isfinite(row_max(i)) && !r.row(i).hasNaN()) continue;
+    repaired.push_back(i);
+    double top = -kInfinity;
+    for (Eigen::Index k = 0; k < r.cols(); ++k) {
+      if (std::isnan(r(i, k))) r(i, k) = -kInfinity;
+      top = std::max(top, r(i, k));
+    }
+    if (!std::isfinite(top)) {
+      for (Eigen::Index k = 0; k < r.cols(); ++k) {
+        r(i, k) = top == -kInfinity || r(i, k) == kInfinity ? 0.0 : -kInfinity;
+      }
+      top = 0.0;
+    }
+    row_max(i) = top;
+  }
+  return repaired;
+}
+
+// Turns log joint densities (rows x K) into responsibilities in place, by a
+// log-sum-exp per row, and returns log p(x_i) per row. Results below the
+// smallest normal double are flushed to exactly 0 (a component of weight 0,
+// log joint -infinity, gets no responsibility at all). A row that cannot be
+// normalised is repaired by RepairLogJoint first, and its log p(x_i) is NaN.
+// Column by column, so that max, exp and the sums run on contiguous packets.
+// Vectorised exp clamps its argument (exp(-inf) would give ~1e-308, not 0),
+// hence the explicit flush.
+}  // namespace
+
+Eigen::VectorXd NormalizeLogJoint(Eigen::MatrixXd& r) {
+  Eigen::ArrayXd row_max = r.col(0).array();
+  for (Eigen::Index k = 1; k < r.cols(); ++k) row_max = row_max.max(r.col(k).array());
+  std::vector<Eigen::Index> repaired;
+  if (!row_max.isFinite().all() || r.hasNaN()) repaired = RepairLogJoint(r, row_max);
+  Eigen::ArrayXd sum = Eigen::ArrayXd::Zero(r.rows());
+  Eigen::ArrayXd e(r.rows());
+  for (Eigen::Index k = 0; k < r.cols(); ++k) {
+    auto c = r.col(k).array();
+    c -= row_max;
+    e = c.exp();
+    c = (c < kLogSmallestNormal).select(0.0, e);
+    sum += c;
+  }
+  sum = sum.inverse();
+  for (Eigen::Index k = 0; k < r.cols(); ++k) r.col(k).array() *= sum;
+  Eigen::VectorXd log_density = (row_max - sum.log()).matrix();
+  for (Eigen::Index i : repaired) log_density(i) = std::numeric_limits<double>::quiet_NaN();
+  return log_density;
+}
 
 Status CheckDataColumns(const GmmParameters& params, Eigen::Index columns) {
   if (columns == params.dimension()) return OkStatus();

@@ -70,6 +70,47 @@ TEST(FramedStatisticsTest, MatchAnExplicitPerRecordComputation) {
   }
 }
 
+// Every dimension's path (the compiled kernels up to
+// kMaxFramedKernelDimension, Eigen's products above) and every block shape
+// (whole groups of eight rows and a remainder, one row, the default size)
+// against the record-by-record computation; the log-likelihood against
+// MeanLogLikelihood.
+TEST(FramedStatisticsTest, MatchThePerRecordComputationInEveryDimension) {
+  for (CovarianceType type : kAllCovarianceTypes) {
+    for (int d : {1, 3, 10, 16, 17, 24}) {
+      const GmmParameters p = SmallComponents(type, 4, d, 10u + static_cast<unsigned>(d));
+      const DataMatrix x = DrawRecords(p, 301, 20u + static_cast<unsigned>(d));
+      const std::vector<ComponentFrame> frames = *ChooseFrames(p, 3.0);
+      ASSERT_TRUE(frames[0].local && !frames[3].local) << d;
+      int clipped = 0;
+      const GmmStatistics expected = ExplicitFramed(p, x, 3.0, frames, &clipped);
+      EXPECT_GT(clipped, 100);
+      const double log_likelihood = *MeanLogLikelihood(p, x) * static_cast<double>(x.rows());
+      for (Eigen::Index rows : {Eigen::Index{1}, Eigen::Index{37}, Eigen::Index{0}}) {
+        EngineOptions o;
+        o.threads = 2;
+        o.block_rows = rows;
+        const StatusOr<GmmStatistics> framed =
+            ComputeFramedStatistics(p, frames, *MatrixRowSource::Borrow(x), *Engine::Create(o));
+        ASSERT_TRUE(framed.ok()) << framed.status().ToString();
+        EXPECT_LT(MaxDifference(*framed, expected), 1e-9) << static_cast<int>(type) << " " << d;
+        EXPECT_NEAR(framed->log_likelihood, log_likelihood, 1e-9 * std::abs(log_likelihood));
+        for (const Eigen::MatrixXd& m : framed->second_full) EXPECT_EQ(m, m.transpose());
+      }
+    }
+  }
+}
+
+TEST(FramedStatisticsTest, RefuseFramesChosenForOtherParameters) {
+  const GmmParameters p = SmallComponents(CovarianceType::kFull, 3, 4, 1u);
+  std::vector<ComponentFrame> frames = *ChooseFrames(p, 3.0);
+  frames[0].origin(1) += 1e-3;
+  const DataMatrix x = DrawRecords(p, 10, 2u);
+  const StatusOr<GmmStatistics> s =
+      ComputeFramedStatistics(p, frames, *MatrixRowSource::Borrow(x), TwoThreads());
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(FramedStatisticsTest, EveryFramedContributionLiesInTheUnitBall) {
   // One record at a time, N = 1: sums_k = g_k u_k and T(u_k) has norm
   // ||u_k||^2, so ||sums_k|| <= counts_k and trace / norm <= counts_k. The

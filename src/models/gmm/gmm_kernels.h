@@ -30,6 +30,13 @@ std::vector<StatisticArray> StatisticArrays(GmmStatistics& s);
 // unless `columns` is the dimension d of `params`.
 Status CheckDataColumns(const GmmParameters& params, Eigen::Index columns);
 
+// Turns log joint densities (rows x K) into responsibilities in place, by a
+// log-sum-exp per row, and returns log p(x_i) per row. Results below the
+// smallest normal double are flushed to exactly 0; a row that cannot be
+// normalised (NaN, or no finite maximum) is repaired so that it is still a
+// point of the simplex, and its log p(x_i) is NaN (gmm_density.cc).
+Eigen::VectorXd NormalizeLogJoint(Eigen::MatrixXd& log_joint);
+
 // The first step of a pass's work on a block: each record's responsibilities
 // into `w.gamma` (buffer: `w.scratch`), and the block's log-likelihood added
 // to `w.stats` (a worker of either pass).
