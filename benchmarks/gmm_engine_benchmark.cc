@@ -13,6 +13,7 @@
 #include "dpem/data/row_source.h"
 #include "dpem/engine/engine.h"
 #include "dpem/models/gmm/gmm.h"
+#include "dpem/models/kmeans/kmeans.h"
 #include "dpem/random/generator.h"
 #include "dpem/random/samplers.h"
 #include "engine/exact_sum.h"
@@ -115,6 +116,28 @@ void BM_FramedEStep(benchmark::State& state) {
 BENCHMARK(BM_FramedEStep)
     ->Args({1000000, 10, 10, 2})
     ->Args({1000000, 2, 5, 2})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// One k-means pass (ComputeKmeansStatistics: nearest centres, counts and
+// sums summed exactly, sse), as each Lloyd iteration and each private
+// iteration of `fit kmeans` makes it. Arguments: N, d, K, threads.
+void BM_KmeansPass(benchmark::State& state) {
+  const Eigen::Index n = state.range(0), d = state.range(1), k = state.range(2);
+  const DataMatrix x = NormalData(n, d);
+  const Eigen::MatrixXd centres = Mixture(k, d, CovarianceType::kSpherical).means;
+  const MatrixRowSource source = *MatrixRowSource::Borrow(x);
+  const Engine engine = *Engine::Create({static_cast<int>(state.range(3)), 0});
+  for (auto _ : state) {
+    StatusOr<KmeansStatistics> stats = ComputeKmeansStatistics(centres, source, engine);
+    if (!stats.ok()) state.SkipWithError(stats.status().message().c_str());
+    benchmark::DoNotOptimize(stats);
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+BENCHMARK(BM_KmeansPass)
+    ->Args({1000000, 10, 10, 2})
+    ->Args({100000, 100, 10, 2})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -31,6 +31,30 @@ CASES = {
     "1e6x2,K5,spherical": (1_000_000, 2, 5, "spherical"),
 }
 
+# k-means cases: dpem's private default (cdp-gauss) and plain Lloyd against
+# scikit-learn's KMeans (Lloyd, one start, tol 0 so every iteration runs).
+KMEANS_CASES = {
+    "kmeans 1e6x10,K10": (1_000_000, 10, 10),
+}
+KMEANS_VARIANTS = {
+    "plain": ["--epsilon", "inf"],
+    "private": ["--epsilon", "1", "--delta", "1e-6", "--data-norm", "{norm}",
+                "--method", "cdp-gauss"],
+}
+
+SKLEARN_KMEANS = r"""
+import json, sys, time, warnings
+import numpy as np
+from sklearn.cluster import KMeans
+warnings.filterwarnings("ignore")
+x = np.load(sys.argv[1])
+k, iters = int(sys.argv[2]), int(sys.argv[3])
+km = KMeans(n_clusters=k, algorithm="lloyd", n_init=1, max_iter=iters, tol=0.0,
+            init="random", random_state=0)
+t = time.perf_counter(); km.fit(x); t = time.perf_counter() - t
+print(json.dumps({"seconds": t, "n_iter": int(km.n_iter_)}))
+"""
+
 SKLEARN_FIT = r"""
 import json, sys, time, warnings
 import numpy as np
@@ -97,6 +121,48 @@ def dpem_fit(dpem, path, k, cov, iters, out, threads, variant="plain", norm="1")
     return timed(cmd)
 
 
+def kmeans_fit(dpem, path, k, iters, out, threads, variant, norm):
+    cmd = [dpem, "fit", "kmeans", "--input", path, "--output", out, "--components", str(k),
+           "--iterations", str(iters), "--seed", "1", "--quiet", "--threads", str(threads)]
+    cmd += [a.replace("{norm}", norm) for a in KMEANS_VARIANTS[variant]]
+    if variant == "plain":
+        cmd += ["--method", "cdp-gauss"]
+    return timed(cmd)
+
+
+def sklearn_kmeans(path, k, iters):
+    wall, rss, out = timed(["/usr/bin/python3", "-c", SKLEARN_KMEANS, path, str(k), str(iters)])
+    r = json.loads(out)
+    return r["seconds"], r["n_iter"], rss
+
+
+def run_kmeans_case(name, spec, args, tmp):
+    n, d, k = spec
+    path = os.path.join(tmp, "x.npy")
+    make_data(path, n, d, k)
+    model = os.path.join(tmp, "m.json")
+    norm = data_norm(path)
+    j0, j1 = 1, 1 + args.iterations
+    s0, _, _ = sklearn_kmeans(path, k, j0)
+    s1, n_iter, s_rss = sklearn_kmeans(path, k, j1)
+    sk = (s1 - s0) / (n_iter - 1)
+    row = {"case": name, "n": n, "d": d, "k": k, "sklearn_seconds_per_iteration": sk,
+           "sklearn_iterations": n_iter, "sklearn_peak_rss_mb": s_rss / 2**20, "dpem": {}}
+    note = "" if n_iter == j1 else f" (it converged after {n_iter} iterations)"
+    print(f"{name:>20}  sklearn {sk:8.4f} s/it  peak RSS {s_rss / 2**20:6.0f} MB{note}",
+          flush=True)
+    for variant in KMEANS_VARIANTS:
+        d0, _, _ = kmeans_fit(args.dpem, path, k, j0, model, args.threads, variant, norm)
+        d1, d_rss, _ = kmeans_fit(args.dpem, path, k, j1, model, args.threads, variant, norm)
+        dp = (d1 - d0) / args.iterations
+        row["dpem"][variant] = {"seconds_per_iteration": dp, "speedup": sk / dp,
+                                "peak_rss_mb": d_rss / 2**20}
+        print(f"{'':>20}  dpem {variant:<18} {dp:8.4f} s/it  sklearn / dpem {sk / dp:6.1f}x  "
+              f"peak RSS {d_rss / 2**20:6.0f} MB", flush=True)
+    os.remove(path)
+    return row
+
+
 def sklearn_fit(path, k, cov, iters):
     wall, rss, out = timed(["/usr/bin/python3", "-c", SKLEARN_FIT, path, str(k), cov, str(iters)])
     r = json.loads(out)
@@ -160,7 +226,8 @@ def main():
     ap.add_argument("--iterations", type=int, default=20,
                     help="I (default 20; fewer makes the difference noisier)")
     ap.add_argument("--threads", type=int, default=0, help="dpem --threads (default all)")
-    ap.add_argument("--cases", nargs="*", default=list(CASES), choices=list(CASES))
+    ap.add_argument("--cases", nargs="*", default=list(CASES) + list(KMEANS_CASES),
+                    choices=list(CASES) + list(KMEANS_CASES))
     ap.add_argument("--variants", nargs="*", default=list(DPEM_VARIANTS),
                     choices=list(DPEM_VARIANTS), help="dpem's fits of each case")
     ap.add_argument("--memory-test", action="store_true")
@@ -175,7 +242,10 @@ def main():
     results = {"cases": [], "memory": None}
     with tempfile.TemporaryDirectory(dir=os.environ.get("DPEM_BENCH_DIR")) as tmp:
         for name in args.cases:
-            results["cases"].append(run_case(name, CASES[name], args, tmp))
+            if name in KMEANS_CASES:
+                results["cases"].append(run_kmeans_case(name, KMEANS_CASES[name], args, tmp))
+            else:
+                results["cases"].append(run_case(name, CASES[name], args, tmp))
         if args.memory_test:
             results["memory"] = memory_test(args, tmp)
     if args.json:

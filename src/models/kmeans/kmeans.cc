@@ -9,6 +9,7 @@
 #include "dpem/models/kmeans/kmeans.h"
 #include "engine/exact_sum.h"
 #include "engine/rank_combine.h"
+#include "models/kmeans/kmeans_kernels.h"
 
 namespace dpem {
 namespace {
@@ -22,6 +23,18 @@ Status CheckShapes(const Eigen::MatrixXd& centres, const DataMatrix& x) {
   }
   if (!x.allFinite()) return InvalidArgumentError("the data holds NaN or infinite values");
   return OkStatus();
+}
+
+// The compiled kernel of dimension d (kmeans_kernels.h), or null above
+// kMaxKmeansKernelDimension.
+using NearestCentresKernel = void (*)(const double*, Eigen::Index, Eigen::Index, const double*,
+                                      const double*, Eigen::Index, int*, double*);
+
+template <int... D>
+NearestCentresKernel KernelFor(Eigen::Index d, std::integer_sequence<int, D...>) {
+  NearestCentresKernel kernel = nullptr;
+  ((d == D + 1 ? (kernel = &internal::NearestCentres<D + 1>, 0) : 0), ...);
+  return kernel;
 }
 
 // Calls fn(first_row, block) for consecutive blocks of kEStepChunkRows rows.
@@ -60,7 +73,10 @@ StatusOr<NearestCentre> NearestCentre::Create(const Eigen::MatrixXd& centres) {
   }
   NearestCentre nc;
   nc.centres_ = centres;
+  nc.columns_ = centres.transpose();
   nc.half_squared_norms_ = 0.5 * centres.rowwise().squaredNorm().transpose();
+  nc.kernel_ = KernelFor(centres.cols(),
+                         std::make_integer_sequence<int, internal::kMaxKmeansKernelDimension>{});
   return nc;
 }
 
@@ -74,12 +90,17 @@ void NearestCentre::SquaredDistances(const Eigen::Ref<const DataMatrix>& block,
 
 void NearestCentre::Assign(const Eigen::Ref<const DataMatrix>& block, Eigen::VectorXi& labels,
                            Eigen::VectorXd& distances, Eigen::MatrixXd& scratch) const {
+  labels.resize(block.rows());
+  distances.resize(block.rows());
+  if (kernel_ != nullptr) {
+    kernel_(block.data(), block.rows(), block.outerStride(), columns_.data(),
+            half_squared_norms_.data(), centres_.rows(), labels.data(), distances.data());
+    return;
+  }
   // scratch(i, k) = x_i . mu_k - ||mu_k||^2 / 2; the nearest centre maximises
   // it, and ||x_i - mu_k||^2 = ||x_i||^2 - 2 scratch(i, k).
   scratch.noalias() = block * centres_.transpose();
   scratch.rowwise() -= half_squared_norms_;
-  labels.resize(block.rows());
-  distances.resize(block.rows());
   for (Eigen::Index i = 0; i < block.rows(); ++i) {
     Eigen::Index best = 0;
     const double top = scratch.row(i).maxCoeff(&best);  // First maximum on ties.
@@ -90,8 +111,8 @@ void NearestCentre::Assign(const Eigen::Ref<const DataMatrix>& block, Eigen::Vec
 
 void NearestCentre::Accumulate(const Eigen::Ref<const DataMatrix>& block,
                                KmeansStatistics& stats, Eigen::MatrixXd& scratch) const {
-  Eigen::VectorXi labels;
-  Eigen::VectorXd distances;
+  thread_local Eigen::VectorXi labels;
+  thread_local Eigen::VectorXd distances;
   Assign(block, labels, distances, scratch);
   for (Eigen::Index i = 0; i < block.rows(); ++i) {
     stats.counts(labels(i)) += 1.0;

@@ -117,6 +117,48 @@ TEST(KmeansStatisticsTest, TiesGoToTheLowestIndex) {
   EXPECT_EQ(labels(1), 0);
 }
 
+// Assign in every dimension's path (the compiled kernels up to
+// kMaxKmeansKernelDimension, a matrix product above), on a block whose rows
+// are not contiguous (a view of some columns of a wider matrix) and whose
+// length is not a multiple of eight, against brute force; ties in whole
+// groups of eight rows go to the lowest index too (in the kernels' range).
+TEST(KmeansStatisticsTest, AssignMatchesBruteForceInEveryDimension) {
+  for (Eigen::Index d : {1, 2, 7, 10, 16, 17, 24}) {
+    const DataMatrix wide = RandomData(203, d + 3, static_cast<std::uint32_t>(d));
+    const Eigen::Ref<const DataMatrix> x = wide.leftCols(d);
+    ASSERT_EQ(x.outerStride(), d + 3);
+    Eigen::MatrixXd c = RandomData(6, d, static_cast<std::uint32_t>(100 + d));
+    c.row(4) = c.row(1);  // A tie for every record whose nearest centre is 1.
+    const NearestCentre nc = *NearestCentre::Create(c);
+    Eigen::VectorXi labels;
+    Eigen::VectorXd distances;
+    Eigen::MatrixXd scratch;
+    nc.Assign(x, labels, distances, scratch);
+    for (Eigen::Index i = 0; i < x.rows(); ++i) {
+      const Eigen::VectorXd dist = (c.rowwise() - x.row(i)).rowwise().squaredNorm();
+      Eigen::Index best = 0;
+      dist.minCoeff(&best);  // The first minimum.
+      if (d <= 16) {
+        EXPECT_EQ(labels(i), best) << d << " " << i;
+      } else {
+        // The matrix product may round the two copies of a centre apart
+        // (their columns sit in different places of its register panels).
+        EXPECT_TRUE(labels(i) == best || (best == 1 && labels(i) == 4)) << d << " " << i;
+      }
+      EXPECT_NEAR(distances(i), dist(best), 1e-12 * (1.0 + dist(best)));
+    }
+  }
+  Eigen::MatrixXd c(3, 4);
+  c << 1, 0, 0, 0, -1, 0, 0, 0, 1, 0, 0, 0;  // Centres 0 and 2 coincide.
+  const DataMatrix x = DataMatrix::Zero(16, 4);  // Equidistant from all three.
+  Eigen::VectorXi labels;
+  Eigen::VectorXd distances;
+  Eigen::MatrixXd scratch;
+  NearestCentre::Create(c)->Assign(x, labels, distances, scratch);
+  EXPECT_EQ(labels, Eigen::VectorXi::Zero(16));
+  EXPECT_EQ(distances, Eigen::VectorXd::Ones(16));
+}
+
 TEST(KmeansNicvTest, DefinitionAndTranslationInvariance) {
   // Two records per centre at distance 1 and 3: NICV = (1 + 9 + 1 + 9) / 4.
   Eigen::MatrixXd c(2, 2);

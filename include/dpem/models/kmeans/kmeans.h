@@ -100,7 +100,11 @@ class NearestCentre {
  private:
   NearestCentre() = default;
   Eigen::MatrixXd centres_;               // K x d.
+  Eigen::MatrixXd columns_;               // d x K: centres_ transposed.
   Eigen::RowVectorXd half_squared_norms_;  // 1 x K: ||mu_k||^2 / 2.
+  // The compiled kernel for d (src/models/kmeans/kmeans_kernels.h), or null.
+  void (*kernel_)(const double*, Eigen::Index, Eigen::Index, const double*, const double*,
+                  Eigen::Index, int*, double*) = nullptr;
 };
 
 // One assignment pass over `x` (N x d) in blocks of kEStepChunkRows rows
