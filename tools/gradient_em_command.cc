@@ -1,7 +1,9 @@
 // dpem generate and dpem fit gradient-em (wang-dp-gradient-em): synthetic
-// data of the GMM / MRM / RMC models, and (DP) gradient EM fits of them.
-// CSV layout (data/generators.h): gmm: y_1..y_d; mrm: y, x_1..x_d;
-// rmc: y, x_1..x_d, z_1..z_d (z_j = 1 observed, 0 missing).
+// data of the GMM / MRM / RMC models, and (DP) gradient EM fits of them;
+// and the score handler of their "dpem-gradient-em" model files.
+// CSV layout (data/generators.h), of the fit's and the score's input alike:
+// gmm: y_1..y_d; mrm: y, x_1..x_d; rmc: y, x_1..x_d, z_1..z_d (z_j = 1
+// observed, 0 missing).
 #include <cmath>
 #include <iostream>
 #include <limits>
@@ -14,8 +16,10 @@
 #include "dpem/data/generators.h"
 #include "dpem/data/io.h"
 #include "dpem/models/gradient_em/gradient_em_fit_task.h"
+#include "dpem/models/gradient_em/gradient_em_model_io.h"
 #include "fit_flags.h"
 #include "internal/file_util.h"
+#include "model_commands.h"
 
 namespace dpem::cli {
 namespace {
@@ -114,7 +118,8 @@ struct GradientEmFlags {
 const FitFlagTable& Table() {
   static const FitFlagTable table{
       .command = "fit gradient-em",
-      .description = "DP gradient EM (wang-dp-gradient-em) for gmm, mrm, rmc; prints beta.",
+      .description = "DP gradient EM (wang-dp-gradient-em) for gmm, mrm, rmc; prints beta "
+                     "and, with --output, writes the model file.",
       .input_help = "Data CSV/.npy: gmm y_1..y_d; mrm y,x_1..x_d; rmc y,x_1..x_d,z_1..z_d",
       .output = false,
       .quiet = false,
@@ -200,7 +205,8 @@ StatusOr<GradientEmOptions> FitOptionsFromFlags(const GradientEmFlags& f) {
 Status RunFitGradientEm(const GradientEmFlags& f) {
   DPEM_ASSIGN_OR_RETURN(const GradientEmModel model, ModelFlag(f.model));
   DPEM_ASSIGN_OR_RETURN(GradientEmOptions o, FitOptionsFromFlags(f));
-  DPEM_ASSIGN_OR_RETURN(const FitRequest request, FitRequestFromFlags(Table(), f.fit));
+  DPEM_ASSIGN_OR_RETURN(FitRequest request, FitRequestFromFlags(Table(), f.fit));
+  if (!f.fit.output.empty()) request.output = f.fit.output;
   GradientEmFitTask task(model, std::move(o), f.trajectory);
   DPEM_RETURN_IF_ERROR(RunFit(task, request));
   const json out = json::parse(task.ModelJson());
@@ -208,7 +214,7 @@ Status RunFitGradientEm(const GradientEmFlags& f) {
     PrintJson(out);
   } else {
     std::cout << "beta: " << json(out["beta"]).dump() << "\n"
-              << "guarantee: " << out["guarantee"].dump() << "\n";
+              << "privacy: " << out["privacy"].dump() << "\n";
   }
   return OkStatus();
 }
@@ -237,14 +243,25 @@ void AddFitOptions(CLI::App* app, GradientEmFlags& f) {
   app->add_option("--init", f.init, "Initial beta, comma-separated (default: random, from --seed)")
       ->delimiter(',');
   app->add_option("--init-norm", f.init_norm, "Norm of the random initial beta (default 1)");
-  app->add_flag("--json", f.json_output, "Print the result as JSON");
-  app->add_flag("--trajectory", f.trajectory, "Include beta^0..beta^T in the output");
+  app->add_option("--output", f.fit.output,
+                  "Model file to write (JSON, format dpem-gradient-em; read by dpem score); "
+                  "default: none");
+  app->add_flag("--json", f.json_output, "Print the model file's JSON");
+  app->add_flag("--trajectory", f.trajectory,
+                "Include beta^0..beta^T in the JSON and the model file");
 }
 
 }  // namespace
 
 Command AddFitGradientEmCommand(CLI::App& fit) {
   return AddFitCommand(fit, "gradient-em", Table(), AddFitOptions, RunFitGradientEm);
+}
+
+Status ScoreGradientEmModel(const ModelCommandFlags& f) {
+  DPEM_ASSIGN_OR_RETURN(const GradientEmModelFit fit, ReadGradientEmModel(f.model));
+  return ScoreLogLikelihood(f, GradientEmModelColumns(fit), [&](const DataMatrix& records) {
+    return GradientEmModelMeanLogLikelihood(fit, records);
+  });
 }
 
 Command AddGenerateCommand(CLI::App& root) {

@@ -70,6 +70,7 @@ const std::vector<FormatHandlers>& AllFormats() {
       {kGmmModelFormat, "Gaussian mixture", RunScore, RunPredict, RunSample, nullptr},
       {"dpem-fa", "factor analysis", ScoreFaModel, nullptr, SampleFaModel, TransformFaModel},
       {"dpem-kmeans", "k-means", ScoreKmeansModel, PredictKmeansModel, nullptr, nullptr},
+      {"dpem-gradient-em", "gradient EM", ScoreGradientEmModel, nullptr, nullptr, nullptr},
   };
   return formats;
 }
@@ -160,7 +161,8 @@ struct ModelCommand {
 const ModelCommand kModelCommands[] = {
     {"score",
      "Print the mean log-likelihood per record of data under a model (for a "
-     "k-means model: the NICV), in the data's original units.",
+     "k-means model: the NICV; for a gradient EM regression: of y given x), in "
+     "the data's original units.",
      AddScoreOptions, nullptr, &FormatHandlers::score},
     {"predict",
      "Print each record's most likely component (0-based), or the component "
@@ -183,8 +185,8 @@ StatusOr<DataMatrix> ReadDataForModel(const ModelCommandFlags& f, Eigen::Index d
   Status shape = OkStatus();
   if (x.cols() != dimension) {
     shape = InvalidArgumentError(f.input + ": the data has " + std::to_string(x.cols()) +
-                                 " columns but the model " + f.model + " has dimension " +
-                                 std::to_string(dimension));
+                                 " columns but the model " + f.model + " reads " +
+                                 std::to_string(dimension) + " columns");
   }
   DPEM_RETURN_IF_ERROR(AgreeAcrossRanks(shape));
   return x;

@@ -28,8 +28,10 @@ struct ModelCommandFlags {
   std::optional<std::string> seed;  // --seed (sample).
 };
 
-// The data of --input, checked against a model of `dimension` read from
-// --model: InvalidArgument naming both files if the columns differ.
+// The data of --input, checked against a model read from --model whose
+// records have `dimension` columns (its dimension; for a gradient EM
+// regression, the columns of its fit's layout): InvalidArgument naming both
+// files if the columns differ.
 StatusOr<DataMatrix> ReadDataForModel(const ModelCommandFlags& flags, Eigen::Index dimension);
 
 // The score command's body for a model of `dimension`: reads --input
@@ -67,6 +69,12 @@ Status TransformFaModel(const ModelCommandFlags& flags);
 // Score prints {"nicv": ...} with --json.
 Status ScoreKmeansModel(const ModelCommandFlags& flags);
 Status PredictKmeansModel(const ModelCommandFlags& flags);
+
+// Handler for gradient EM models ("dpem-gradient-em"), in
+// gradient_em_command.cc: the mean log-likelihood of records in the fit's
+// layout (gmm: log p(y); mrm, rmc: log p(y | x), the response y in the
+// first column).
+Status ScoreGradientEmModel(const ModelCommandFlags& flags);
 
 }  // namespace dpem::cli
 

@@ -2,16 +2,19 @@
 # wang-dp-gradient-em: the robust private mean estimator, DP gradient EM for
 # the GMM, MRM and RMC models, their data generators, and the CLI commands
 # `dpem generate` and `dpem fit gradient-em` (tools/gradient_em_command.cc,
-# already listed in dpem_cli). Docs: docs/gradient_em.md.
+# already listed in dpem_cli), whose model files `dpem score` reads. Docs:
+# docs/gradient_em.md.
 target_sources(dpem PRIVATE
   src/mechanisms/robust_mean.cc
   src/models/gradient_em/gradient_em.cc
   src/models/gradient_em/gradient_em_models.cc
   src/models/gradient_em/gradient_em_fit_task.cc
+  src/models/gradient_em/gradient_em_model_io.cc
   src/data/generators.cc)
 if(DPEM_BUILD_TESTS)
   dpem_add_tests(src/mechanisms robust_mean_test)
   dpem_add_tests(src/mechanisms robust_mean_statistical_test LABELS statistical)
-  dpem_add_tests(src/models/gradient_em gradient_em_gradients_test gradient_em_test)
+  dpem_add_tests(src/models/gradient_em gradient_em_gradients_test gradient_em_test
+    gradient_em_model_io_test)
   dpem_add_cli_tests(gradient_em_cli_test)
 endif()

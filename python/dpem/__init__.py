@@ -35,23 +35,22 @@ __all__ = [
 ]
 __version__ = "0.1.0"
 
-_ESTIMATORS = {cls._model_format: cls for cls in (GaussianMixture, KMeans, FactorAnalysis)}
+_ESTIMATORS = {
+    cls._model_format: cls for cls in (GaussianMixture, KMeans, FactorAnalysis, GradientEM)
+}
 
 
 def load(path):
-    """The fitted estimator of a model file written by ``dpem fit`` or by
-    an estimator's ``to_json`` (for GradientEM, the JSON that ``dpem fit
-    gradient-em --json`` prints); its parameters are those the file records.
-    ValueError for a file that is not a dpem model file."""
+    """The fitted estimator of a model file written by ``dpem fit`` (for
+    GradientEM, ``dpem fit gradient-em --output``) or by an estimator's
+    ``to_json``; its parameters are those the file records. ValueError for
+    a file that is not a dpem model file."""
     with open(path, encoding="utf-8") as f:
         text = f.read()
     try:
-        document = json.loads(text)
-        kind = document.get("format")
+        kind = json.loads(text).get("format")
     except (ValueError, AttributeError):
-        document, kind = None, None
-    if kind is None and GradientEM._is_result(document):
-        return GradientEM._from_model_json(text)
+        kind = None
     if kind not in _ESTIMATORS:
         raise ValueError(f"{path}: not a dpem model file of a known format (got {kind!r})")
     return _ESTIMATORS[kind]._from_model_json(text)

@@ -128,9 +128,9 @@ class DpemEstimator(BaseEstimator):
     (the dpem._core model parsed from the model file), ``_model_format``,
     ``_model_params`` (its parameters that the fit takes besides the shared
     ones), and implements ``_set_model_attributes`` and ``_params_of_model``.
-    A model without a public domain (GradientEM) sets ``_has_domain`` False
-    and may override ``_parse_model``, ``_privacy_of`` and
-    ``_dimension_key`` for a result file of another layout.
+    A model without a public domain (GradientEM) sets ``_has_domain`` False:
+    its fit takes no domain arguments, and its model file has no
+    ``data_transform``.
     """
 
     _fit_function = None
@@ -138,7 +138,6 @@ class DpemEstimator(BaseEstimator):
     _model_format = None
     _model_params = ()
     _has_domain = True
-    _dimension_key = "dimension"
 
     def _store_params(self, params):
         """Stores each constructor parameter as the attribute of its name,
@@ -230,7 +229,7 @@ class DpemEstimator(BaseEstimator):
         document = json.loads(model_json)
         self._model_json = model_json
         self._model = model
-        self.privacy_ = type(self)._privacy_of(document)
+        self.privacy_ = document["privacy"]
         self.n_iter_ = document["iterations"]
         self._set_model_attributes(model, document)
 
@@ -239,11 +238,6 @@ class DpemEstimator(BaseEstimator):
         """The model that scores, parsed from the model file's text by the
         library (ValueError for a bad file)."""
         return cls._model_class.from_json(model_json)
-
-    @staticmethod
-    def _privacy_of(document):
-        """``privacy_``: the model file's privacy block."""
-        return document["privacy"]
 
     def _set_model_attributes(self, model, document):
         raise NotImplementedError
@@ -296,7 +290,7 @@ class DpemEstimator(BaseEstimator):
         document = json.loads(model_json)
         estimator = cls(**cls._params_of_model(document))
         estimator._set_fitted(model_json)
-        estimator.n_features_in_ = int(document[cls._dimension_key])
+        estimator.n_features_in_ = int(document["dimension"])
         if document.get("feature_names"):
             estimator.feature_names_in_ = np.asarray(document["feature_names"], dtype=object)
         return estimator

@@ -1,12 +1,10 @@
 """dpem.GradientEM: DP gradient EM (wang-dp-gradient-em; docs/gradient_em.md)
 for the paper's three models, as a scikit-learn estimator fitted by the
 library's ``GradientEmFitTask`` through the same pipeline as ``dpem fit
-gradient-em``."""
+gradient-em``, and scored by the library as ``dpem score`` scores its model
+file."""
 
-import collections
-import json
 import math
-import numbers
 
 import numpy as np
 from scipy.special import expit
@@ -17,20 +15,11 @@ from . import _core
 from ._base import DpemEstimator, as_rows
 
 _MODELS = ("gmm", "mrm", "rmc")
-_LOG_2PI = math.log(2.0 * math.pi)
-
-# What the scoring needs of a result: the model, beta and sigma.
-_Result = collections.namedtuple("_Result", ["kind", "beta", "sigma"])
 
 
 def _model_is(*kinds):
     """available_if's check: the method exists for these models only."""
     return lambda self: self.model in kinds
-
-
-def _log1p_exp_minus(a):
-    """log(1 + exp(-a)) for a >= 0 (no overflow)."""
-    return np.log1p(np.exp(-a))
 
 
 class GradientEM(DpemEstimator):
@@ -46,8 +35,11 @@ class GradientEM(DpemEstimator):
       NaN in X marking a missing covariate.
 
     Each iteration releases one d-vector (the robust, clipped or plain mean
-    gradient) by the Gaussian mechanism; the result is the JSON that ``dpem
-    fit gradient-em --json`` prints (``to_json``, :func:`dpem.load`).
+    gradient) by the Gaussian mechanism; the result is the model file that
+    ``dpem fit gradient-em --output`` writes (format "dpem-gradient-em":
+    ``to_json``, :func:`dpem.load`), which ``dpem score`` reads with data in
+    the fit's columns: gmm y_1..y_d; mrm y, x_1..x_d; rmc y, x_1..x_d,
+    z_1..z_d (the response first; z_j = 1 observed, 0 missing).
 
     Parameters
     ----------
@@ -98,16 +90,17 @@ class GradientEM(DpemEstimator):
     coef_ : ndarray of shape (n_features,)
         "mrm", "rmc": beta_, the regression coefficients.
     privacy_ : dict
-        The result's ``guarantee`` block (target and certified (epsilon,
-        delta), accountant, calibration, the ledger, ``guarantee_void``),
-        with ``seed`` added when seeded.
+        The model file's ``privacy`` block (target and certified (epsilon,
+        delta), accountant, calibration, the ledger under ``releases``,
+        ``guarantee_void``, and ``seed`` when seeded).
     n_iter_, n_features_in_, feature_names_in_
     """
 
     _required_parameters = ["model", "epsilon", "sigma", "tau", "max_iter"]
     _fit_function = staticmethod(_core.fit_gradient_em)
+    _model_class = _core.GradientEmModel
+    _model_format = "dpem-gradient-em"
     _has_domain = False
-    _dimension_key = "d"
     _model_params = (
         "model", "max_iter", "sigma", "tau", "clip", "robust_scale", "step", "zeta",
         "calibration", "init_norm",
@@ -170,19 +163,24 @@ class GradientEM(DpemEstimator):
 
     def _records(self, X, y):
         """(features, records): X checked, and the array in the CLI's
-        layout for the model (gmm: X itself, not copied; mrm: y, X; rmc: y,
-        X with missing entries 0, the indicators of the observed ones)."""
+        layout for the model (_layout)."""
         self._check_model()
-        if self.model == "gmm":
-            rows = as_rows(X)
-            return rows, rows
         features = as_rows(X)
+        return features, self._layout(self.model, features, y)
+
+    def _layout(self, kind, features, y):
+        """The records of checked features and y in the CLI's layout for the
+        model ``kind``, which the fit and ``dpem score`` read (gmm: the features
+        themselves, not copied; mrm: y, X; rmc: y, X with missing entries 0,
+        the indicators of the observed ones)."""
+        if kind == "gmm":
+            return features
         y = self._target(y, features)
-        if self.model == "mrm":
-            return features, np.ascontiguousarray(np.column_stack([y, features]))
+        if kind == "mrm":
+            return np.ascontiguousarray(np.column_stack([y, features]))
         observed = ~np.isnan(features)
         records = np.column_stack([y, np.where(observed, features, 0.0), observed])
-        return features, np.ascontiguousarray(records, dtype=np.float64)
+        return np.ascontiguousarray(records, dtype=np.float64)
 
     def fit(self, X, y=None):
         """Fits the model: X (n_samples x n_features), and y (n_samples,)
@@ -195,43 +193,6 @@ class GradientEM(DpemEstimator):
 
     # -- the result --------------------------------------------------------
 
-    @classmethod
-    def _parse_model(cls, model_json):
-        """The model, beta and sigma of a result (ValueError naming what is
-        wrong with one that is not a gradient EM result)."""
-        document = json.loads(model_json)
-        if not cls._is_result(document):
-            raise ValueError("not a dpem gradient EM result (model gmm, mrm or rmc, beta, "
-                             "sigma, guarantee)")
-        beta = np.asarray(document["beta"], dtype=np.float64)
-        sigma = document["sigma"]
-        if beta.ndim != 1 or beta.size != document["d"] or not np.all(np.isfinite(beta)):
-            raise ValueError("gradient EM result: beta must hold d finite numbers")
-        if isinstance(sigma, bool) or not isinstance(sigma, numbers.Real) or not sigma > 0:
-            raise ValueError("gradient EM result: sigma must be a number > 0")
-        return _Result(document["model"], beta, float(sigma))
-
-    @staticmethod
-    def _is_result(document):
-        """Whether a parsed JSON document is a gradient EM result (which has
-        no "format" field, unlike the other model files)."""
-        return (
-            isinstance(document, dict)
-            and "format" not in document
-            and document.get("model") in _MODELS
-            and isinstance(document.get("beta"), list)
-            and isinstance(document.get("guarantee"), dict)
-            and isinstance(document.get("d"), int)
-            and isinstance(document.get("iterations"), int)
-        )
-
-    @staticmethod
-    def _privacy_of(document):
-        privacy = dict(document["guarantee"])
-        if "seed" in document:
-            privacy["seed"] = document["seed"]
-        return privacy
-
     def _set_model_attributes(self, model, document):
         self.beta_ = model.beta.copy()
         if model.kind == "gmm":
@@ -241,74 +202,52 @@ class GradientEM(DpemEstimator):
 
     @staticmethod
     def _params_of_model(document):
-        guarantee = document["guarantee"]
-        private = guarantee.get("private", False)
+        privacy = document["privacy"]
+        private = privacy.get("private", False)
         return {
-            "model": document["model"],
+            "model": document["gradient_em_model"],
             "method": document["method"],
-            "epsilon": guarantee["target_epsilon"] if private else math.inf,
-            "delta": guarantee.get("target_delta") if private else None,
+            "epsilon": privacy["target_epsilon"] if private else math.inf,
+            "delta": privacy.get("target_delta") if private else None,
             "sigma": document["sigma"],
-            "tau": guarantee.get("tau"),
-            "clip": guarantee.get("clip"),
+            "tau": privacy.get("tau"),
+            "clip": privacy.get("clip"),
             "max_iter": int(document["iterations"]),
             "step": document["step"],
-            "zeta": guarantee.get("zeta", 0.1),
-            "accountant": guarantee.get("accountant", "rdp"),
-            "calibration": guarantee.get("calibration", "accountant"),
-            "random_state": document.get("seed"),
+            "zeta": privacy.get("zeta", 0.1),
+            "accountant": privacy.get("accountant", "rdp"),
+            "calibration": privacy.get("calibration", "accountant"),
+            "random_state": privacy.get("seed") if privacy.get("seeded") else None,
         }
 
     # -- scoring (post-processing of beta) -----------------------------------
 
     def _features(self, X):
-        """X checked against the fit; for "rmc" with the missing entries
-        (NaN) set to 0, and the mask of the observed ones."""
+        """X checked against the fit, for "rmc" with the missing entries
+        (NaN) set to 0."""
         rows = self._rows_for_model(X)
-        if self._model.kind != "rmc":
-            _core.check_rows(rows)
-            return rows, None
-        observed = ~np.isnan(rows)
-        rows = np.where(observed, rows, 0.0)
-        _core.check_rows(rows)  # Infinite entries.
-        return rows, observed
-
-    def _log_likelihoods(self, X, y):
-        """log p(x_i) ("gmm") or log p(y_i | x_i) of each record."""
-        x, observed = self._features(X)
-        beta, s2 = self._model.beta, self._model.sigma ** 2
-        kind = self._model.kind
-        if kind == "gmm":
-            # log(N(x; b, s2 I) / 2 + N(x; -b, s2 I) / 2), the nearer mean first.
-            near = np.minimum(((x - beta) ** 2).sum(axis=1), ((x + beta) ** 2).sum(axis=1))
-            spread = 2.0 * np.abs(x @ beta) / s2
-            d = beta.size
-            return (-0.5 * d * (_LOG_2PI + math.log(s2)) - near / (2.0 * s2)
-                    + _log1p_exp_minus(spread) - math.log(2.0))
-        y = self._target(y, x)
-        if kind == "mrm":
-            m = x @ beta
-            return (-0.5 * (_LOG_2PI + math.log(s2)) - (np.abs(y) - np.abs(m)) ** 2 / (2.0 * s2)
-                    + _log1p_exp_minus(2.0 * np.abs(y * m) / s2) - math.log(2.0))
-        # rmc: y | x_obs ~ N(<x_obs, beta_obs>, sigma^2 + ||beta_missing||^2).
-        variance = s2 + (~observed) @ (beta ** 2)
-        return -0.5 * (_LOG_2PI + np.log(variance)) - (y - x @ beta) ** 2 / (2.0 * variance)
+        if self._model.kind == "rmc":
+            rows = np.where(np.isnan(rows), 0.0, rows)
+        _core.check_rows(rows)  # NaN (but rmc's) and infinite entries.
+        return rows
 
     def score(self, X, y=None):
         """The mean log-likelihood: of X for "gmm", of y given X for "mrm"
-        and "rmc" (not scikit-learn's R^2 of a regressor)."""
-        return float(np.mean(self._log_likelihoods(X, y)))
+        and "rmc" (not scikit-learn's R^2 of a regressor); the number
+        ``dpem score`` prints for the model file and the same records."""
+        records = self._layout(self._model.kind, self._rows_for_model(X), y)
+        return float(self._model.score(records))
 
     @available_if(_model_is("gmm"))
     def score_samples(self, X):
         """"gmm": log p(x) of each row of X under the mixture."""
-        return self._log_likelihoods(X, None)
+        return self._model.score_samples(self._rows_for_model(X))
 
     @available_if(_model_is("gmm"))
     def predict_proba(self, X):
         """"gmm": each row's posterior probability of the components with
         means beta_ (column 0) and -beta_ (column 1)."""
-        x, _ = self._features(X)
+        x = self._features(X)
         t = 2.0 * (x @ self._model.beta) / self._model.sigma ** 2
         return np.column_stack([expit(t), expit(-t)])
 
@@ -318,7 +257,7 @@ class GradientEM(DpemEstimator):
         "rmc": E[y | observed x] = sum of x_j beta_j over the observed
         covariates (NaN: missing). "mrm" has no point prediction (E[y | x]
         is 0 by the model's symmetry)."""
-        x, _ = self._features(X)
+        x = self._features(X)
         product = x @ self._model.beta
         if self._model.kind == "gmm":
             return np.where(product >= 0.0, 0, 1).astype(np.int64)

@@ -13,7 +13,7 @@ void RegisterGmm(pybind11::module_& m);
 void RegisterKmeans(pybind11::module_& m);
 // fit_fa and FaModel (factor analysis).
 void RegisterFactorAnalysis(pybind11::module_& m);
-// fit_gradient_em and check_rows (DP gradient EM).
+// fit_gradient_em, GradientEmModel and check_rows (DP gradient EM).
 void RegisterGradientEm(pybind11::module_& m);
 // budget_init and budget_account (dpem/accounting/budget_store.h).
 void RegisterBudget(pybind11::module_& m);

@@ -2,8 +2,10 @@
 // RMC model through the pipeline (GradientEmFitTask), on records laid out as
 // `dpem fit gradient-em` reads them (dpem/data/generators.h: gmm y_1..y_d;
 // mrm y, x_1..x_d; rmc y, x_1..x_d, z_1..z_d), which dpem/_gradient_em.py
-// assembles from X and y. The result is the JSON that `dpem fit
-// gradient-em --json` prints; scoring is done in Python from beta.
+// assembles from X and y; and the model parsed from its model file
+// (GradientEmModelFromJson), which scores records of the same layout as
+// `dpem score` does.
+#include <pybind11/eigen.h>
 #include <pybind11/stl.h>
 
 #include <cmath>
@@ -15,6 +17,7 @@
 #include "bindings.h"
 #include "common.h"
 #include "dpem/models/gradient_em/gradient_em_fit_task.h"
+#include "dpem/models/gradient_em/gradient_em_model_io.h"
 
 namespace dpem::python {
 namespace {
@@ -83,8 +86,8 @@ Status CheckMethodArguments(const GradientEmOptions& o, const py::dict& shared,
   return OkStatus();
 }
 
-// fit_gradient_em(x, shared, model) -> (json, warnings): `x` in the CLI's
-// layout for args["model"].
+// fit_gradient_em(x, shared, model) -> (model_json, warnings): `x` in the
+// CLI's layout for args["model"].
 py::tuple FitGradientEm(const py::array& x, const py::dict& shared_args, const py::dict& args) {
   SharedFitArgs shared = ParseSharedFitArgs(shared_args);
   const GradientEmModel model = Parsed(args, "model", "", ParseGradientEmModel);
@@ -97,13 +100,32 @@ py::tuple FitGradientEm(const py::array& x, const py::dict& shared_args, const p
   return ToPython(outcome);
 }
 
+using GradientEmFittedModel = FittedModel<GradientEmModelFit>;
+
+// A method model.<name>(records) = F(model.fit, records) (RowsMethod).
+template <auto F>
+auto OfFit() {
+  return RowsMethod<GradientEmFittedModel>(
+      [](const GradientEmFittedModel& model, const DataMatrix& x) { return F(model.fit, x); });
+}
+
 }  // namespace
 
 void RegisterGradientEm(py::module_& m) {
   m.def("fit_gradient_em", &FitGradientEm, py::arg("x"), py::arg("shared"), py::arg("model"),
         "Fits DP gradient EM to x (the CLI's column layout for the model; C-contiguous "
         "float64, not copied) through the private-fit pipeline, without the GIL; returns "
-        "(json, warnings), json as `dpem fit gradient-em --json` prints it.");
+        "(model_json, warnings), the model file `dpem fit gradient-em --output` writes.");
+  BindModel<GradientEmModelFit, &GradientEmModelFromJson>(
+      m, "GradientEmModel", "A fitted gradient EM model (a dpem-gradient-em file).")
+      .def_property_readonly(
+          "kind", [](const GradientEmFittedModel& f) { return GradientEmModelName(f.fit.model); })
+      .def_property_readonly("beta", [](const GradientEmFittedModel& f) { return f.fit.beta; })
+      .def_property_readonly("sigma", [](const GradientEmFittedModel& f) { return f.fit.sigma; })
+      .def("score", OfFit<&GradientEmModelMeanLogLikelihood>(),
+           "The mean log-likelihood of records in the fit's layout, as `dpem score`.")
+      .def("score_samples", OfFit<&GradientEmModelLogLikelihoods>(),
+           "The log-likelihood of each record (the fit's layout).");
   m.def("check_rows", &CheckRows, py::arg("x"),
         "Raises ValueError 'X: record ...' (the fit's message) if x has a NaN or infinite "
         "entry; x is a 2-D C-contiguous float64 array, not copied.");

@@ -120,13 +120,14 @@ StatusOr<std::optional<std::uint64_t>> SeedFrom(const json& privacy) {
 json ModelFileToJson(const ModelFileSchema& schema, Eigen::Index n, int iterations,
                      const DataDomain& domain, const PrivacyGuarantee& g,
                      const std::optional<std::uint64_t>& seed) {
-  return {{"format", schema.format},
-          {"version", schema.version},
-          {"model", schema.model},
-          {"n", n},
-          {"iterations", iterations},
-          {"data_transform", DomainToJson(domain)},
-          {"privacy", PrivacyToJson(schema, g, seed)}};
+  json out = {{"format", schema.format},
+              {"version", schema.version},
+              {"model", schema.model},
+              {"n", n},
+              {"iterations", iterations},
+              {"privacy", PrivacyToJson(schema, g, seed)}};
+  if (schema.has_domain) out["data_transform"] = DomainToJson(domain);
+  return out;
 }
 
 StatusOr<ModelFileFields> ModelFileFromJson(const json& model, const ModelFileSchema& schema) {
@@ -136,7 +137,9 @@ StatusOr<ModelFileFields> ModelFileFromJson(const json& model, const ModelFileSc
   DPEM_ASSIGN_OR_RETURN(const std::int64_t iterations,
                         CountField(model, "iterations", schema.max_iterations));
   f.iterations = static_cast<int>(iterations);
-  DPEM_ASSIGN_OR_RETURN(f.domain, DomainFrom(model));
+  if (schema.has_domain) {
+    DPEM_ASSIGN_OR_RETURN(f.domain, DomainFrom(model));
+  }
   DPEM_ASSIGN_OR_RETURN(const json* privacy, Field(model, "privacy"));
   DPEM_ASSIGN_OR_RETURN(f.guarantee, GuaranteeFrom(*privacy, schema));
   DPEM_ASSIGN_OR_RETURN(f.seed, SeedFrom(*privacy));

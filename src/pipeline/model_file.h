@@ -13,7 +13,9 @@
 //   privacy: {private, neighbour_relation, guarantee_void, void_reasons,
 //             seeded, seed+, seed_warning+, epsilon*, delta*,
 //             target_epsilon*, target_delta*, accountant*, releases*}
-// The reader checks format and version; n (up to 2^53) and iterations (up
+// A schema without a domain (gradient EM, whose records carry their own
+// clipping) writes and reads no data_transform. The reader checks format
+// and version; n (up to 2^53) and iterations (up
 // to the schema's bound) are JSON integers >= 1; data_transform must pass
 // ValidateDomain; private, guarantee_void (booleans) and void_reasons
 // (strings) are required; seed, if present, is a JSON integer >= 0, and
@@ -56,6 +58,9 @@ struct ModelFileSchema {
   // (factor analysis: the discrete Gaussian's Renyi curve): its name is
   // written whatever the guarantee says, and the field is not read.
   std::optional<AccountantKind> fixed_accountant;
+  // False for a model fitted without a public domain (gradient EM): its
+  // files have no data_transform, and the domain read is left empty.
+  bool has_domain = true;
 };
 
 // The most iterations the GMM and k-means files may state.
@@ -72,7 +77,7 @@ struct ModelFileFields {
 
 // The shared fields of a model file as a JSON object, to which the model
 // adds its own (its parameters under their keys, its own privacy fields
-// under "privacy").
+// under "privacy"). `domain` is not written if the schema has none.
 nlohmann::json ModelFileToJson(const ModelFileSchema& schema, Eigen::Index n, int iterations,
                                const DataDomain& domain, const PrivacyGuarantee& g,
                                const std::optional<std::uint64_t>& seed);

@@ -214,7 +214,7 @@ TEST(BudgetCliTest, FitGradientEmIsChargedWhatItCertifies) {
                           "--calibration paper --budget-file " + budget + " --dataset D";
   RunResult r = RunDpem(fit + " --accountant zcdp");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const double certified = nlohmann::json::parse(r.out)["guarantee"]["epsilon"].get<double>();
+  const double certified = nlohmann::json::parse(r.out)["privacy"]["epsilon"].get<double>();
   nlohmann::json shown = Show(budget);
   const double spent = shown["datasets"][0]["spent_epsilon"].get<double>();
   EXPECT_GE(spent, certified);

@@ -1,6 +1,8 @@
-// End-to-end tests of `dpem generate` and `dpem fit gradient-em`: the files
-// and JSON they produce, checked against what they must contain, and bad
-// flags or input that must end in exit code 2 with one line on stderr.
+// End-to-end tests of `dpem generate`, `dpem fit gradient-em` and `dpem
+// score` of its model files: the files and JSON they produce, checked
+// against what they must contain (scores against the models' densities
+// written out), and bad flags, input or model files that must end in exit
+// code 2 with one line on stderr.
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
+#include "testing/gradient_em_data.h"
 
 namespace dpem::cli_testing {
 namespace {
@@ -65,16 +68,15 @@ TEST(FitGradientEmCliTest, PrivateFitPrintsBetaAndItsLedger) {
   const json j = json::parse(r.out);
   EXPECT_EQ(j["beta"].size(), 2u);
   EXPECT_EQ(j["trajectory"].size(), 5u);
-  const json& g = j["guarantee"];
+  const json& g = j["privacy"];
   EXPECT_EQ(g["neighbour_relation"], "replace-one");
-  EXPECT_EQ(g["releases"], 4);
-  EXPECT_EQ(g["ledger"].size(), 4u);
+  EXPECT_EQ(g["releases"].size(), 4u);
   EXPECT_LE(g["epsilon"].get<double>(), 0.5);
   // L2 sensitivity sqrt(d) (4 sqrt 2 / 3) s / n, s from the printed scale.
   const double s = g["robust_scale"];
   const double sens = std::sqrt(2.0) * 4.0 * std::sqrt(2.0) / 3.0 * s / 400.0;
-  EXPECT_GE(g["ledger"][0]["sensitivity"].get<double>(), sens);
-  EXPECT_LE(g["ledger"][0]["sensitivity"].get<double>(), sens * 1.0001);
+  EXPECT_GE(g["releases"][0]["sensitivity"].get<double>(), sens);
+  EXPECT_LE(g["releases"][0]["sensitivity"].get<double>(), sens * 1.0001);
   // Reproducible with the seed.
   const RunResult again = RunDpem("fit gradient-em --model gmm --method dp --input " + data +
                                   " --epsilon 0.5 --delta 1e-3 --iterations 4 --sigma 1 "
@@ -93,7 +95,7 @@ TEST(FitGradientEmCliTest, EveryMethodRuns) {
   const RunResult np = RunDpem("fit gradient-em --model gmm --method nonprivate --input " + gmm +
                                " --iterations 3 --sigma 1 --json");
   ASSERT_EQ(np.exit_code, 0) << np.err;
-  EXPECT_FALSE(json::parse(np.out)["guarantee"]["private"].get<bool>());
+  EXPECT_FALSE(json::parse(np.out)["privacy"]["private"].get<bool>());
   const std::string rmc = Generate("rmc", 300, 2, "--missing-prob 0.1");
   const RunResult r = RunDpem("fit gradient-em --model rmc --method dp --tau 20 --input " + rmc +
                               common);
@@ -102,6 +104,87 @@ TEST(FitGradientEmCliTest, EveryMethodRuns) {
   const RunResult p = RunDpem("fit gradient-em --model mrm --method clipped --clip 1 "
                               "--calibration paper --accountant zcdp --input " + mrm + common);
   EXPECT_EQ(p.exit_code, 0) << p.err;
+}
+
+// Writes `rows` (each in the model's layout) as a CSV file at `path`.
+void WriteCsv(const std::string& path, const std::vector<std::vector<double>>& rows) {
+  std::ofstream out(path);
+  for (const std::vector<double>& row : rows) {
+    for (std::size_t j = 0; j < row.size(); ++j) out << (j ? "," : "") << Num(row[j]);
+    out << "\n";
+  }
+}
+
+// The mean of NaiveGradientEmLogLikelihood over `rows` under the model file
+// `model` (its beta and sigma).
+double NaiveMeanLogLikelihood(const json& model, const std::vector<std::vector<double>>& rows) {
+  const std::vector<double> b = model.at("beta");
+  const Eigen::VectorXd beta = Eigen::Map<const Eigen::VectorXd>(b.data(), b.size());
+  const GradientEmModel kind = *ParseGradientEmModel(model.at("gradient_em_model").get<std::string>());
+  double total = 0;
+  for (const std::vector<double>& row : rows) {
+    const Eigen::VectorXd record = Eigen::Map<const Eigen::VectorXd>(row.data(), row.size());
+    total += test_support::NaiveGradientEmLogLikelihood(kind, record, beta,
+                                                        model.at("sigma").get<double>());
+  }
+  return total / static_cast<double>(rows.size());
+}
+
+// Records to score, in each model's layout, with beta of 2 coordinates.
+std::vector<std::vector<double>> ScoreRecords(const std::string& model) {
+  if (model == "gmm") return {{1.0, -0.5}, {-2.0, 0.25}, {0.0, 3.0}};
+  if (model == "mrm") return {{0.5, 1.0, -0.5}, {-1.0, -2.0, 0.25}, {2.5, 0.0, 3.0}};
+  return {{0.5, 1.0, -0.5, 1, 1}, {-1.0, 0.0, 0.25, 0, 1}, {2.5, 0.0, 0.0, 0, 0}};
+}
+
+// fit gradient-em --output writes the model file that --json prints, and
+// dpem score reads it: the mean log-likelihood of records in the fit's
+// layout (the response y first), which is the model's density at them.
+TEST(FitGradientEmCliTest, TheModelFileIsScoredByItsDensity) {
+  for (const std::string model : {"gmm", "mrm", "rmc"}) {
+    SCOPED_TRACE(model);
+    const std::string data = Generate(model, 300, 2, model == "rmc" ? "--missing-prob 0.2" : "");
+    const std::string file = Dir() + model + "_model.json";
+    fs::remove(file);
+    const RunResult r = RunDpem("fit gradient-em --model " + model + " --method dp --input " +
+                                data + " --epsilon 1 --delta 1e-5 --iterations 3 --sigma 0.8 "
+                                "--tau 10 --json --output " + file);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_EQ(ReadBytes(file), r.out);
+    const json m = json::parse(r.out);
+    EXPECT_EQ(m.at("format"), "dpem-gradient-em");
+    EXPECT_EQ(m.at("gradient_em_model"), model);
+    EXPECT_FALSE(m.at("privacy").at("guarantee_void").get<bool>());
+    const std::string records = Dir() + model + "_score.csv";
+    WriteCsv(records, ScoreRecords(model));
+    const RunResult s = RunDpem("score --model " + file + " --input " + records + " --json");
+    ASSERT_EQ(s.exit_code, 0) << s.err;
+    const json scores = json::parse(s.out);
+    EXPECT_EQ(scores.at("n"), 3);
+    const double expected = NaiveMeanLogLikelihood(m, ScoreRecords(model));
+    EXPECT_NEAR(scores.at("mean_log_likelihood").get<double>(), expected,
+                1e-12 * std::abs(expected));
+  }
+}
+
+TEST(FitGradientEmCliTest, ScoreRefusesOtherDataAndDamagedModelFiles) {
+  const std::string data = Generate("mrm", 200, 2);
+  const std::string file = Dir() + "mrm_refused.json";
+  ASSERT_EQ(RunDpem("fit gradient-em --model mrm --method nonprivate --input " + data +
+                    " --iterations 2 --sigma 1 --output " + file).exit_code, 0);
+  const std::string gmm = Generate("gmm", 20, 2);
+  ExpectBadInput("score --model " + file + " --input " + gmm, "reads 3 columns");
+  ExpectBadInput("predict --model " + file + " --input " + data,
+                 "'predict' does not apply to gradient EM models");
+  json damaged = json::parse(ReadBytes(file));
+  damaged["beta"].push_back(1.0);
+  const std::string bad = Dir() + "mrm_damaged.json";
+  std::ofstream(bad) << damaged.dump();
+  ExpectBadInput("score --model " + bad + " --input " + data, bad + ": 'beta' must hold");
+  // A file fit gradient-em cannot create is refused before the fit.
+  ExpectBadInput("fit gradient-em --model mrm --method nonprivate --input " + data +
+                     " --iterations 2 --sigma 1 --output " + Dir() + "nodir/m.json",
+                 "nodir");
 }
 
 TEST(FitGradientEmCliTest, BadFlagsAndInputEndInOneLineAndExitTwo) {

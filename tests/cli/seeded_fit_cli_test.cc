@@ -110,27 +110,11 @@ TEST(SeededFitCliTest, FitKmeansEveryMethod) {
 }
 
 TEST(SeededFitCliTest, FitGradientEmEveryPrivateMethod) {
-  const std::string data = Dir() + "gem.csv";
-  ASSERT_EQ(RunDpem("generate --model gmm --n 300 --d 2 --snr 3 --seed 7 --output " + data +
-                    " --truth " + Dir() + "gem.json").exit_code, 0);
-  const std::string base = "fit gradient-em --model gmm --input " + data +
-                           " --iterations 3 --sigma 1 --json ";
+  const std::string base = "fit gradient-em --model gmm --iterations 3 --sigma 1 --method ";
   for (const std::string m : {"dp --tau 10", "clipped --clip 1", "dp-em --tau 10"}) {
-    const std::string fit = base + "--epsilon 1 --delta 1e-3 --method " + m;
-    RunResult r = RunDpem(fit + " --seed 5");
-    json out = json::parse(r.out, nullptr, false);
-    ExpectVoidBySeed(m, r, out.is_object() ? out.at("guarantee") : json::object());
-    EXPECT_EQ(out.value("seed", -1), 5) << m;
-    r = RunDpem(fit);
-    out = json::parse(r.out, nullptr, false);
-    ExpectNotVoid(m, r, out.is_object() ? out.at("guarantee") : json::object());
+    CheckModelFileFit("gradient_em_" + m.substr(0, m.find(' ')),
+                      base + m + " --epsilon 1 --delta 1e-3", base + "nonprivate");
   }
-  const RunResult r = RunDpem(base + "--method nonprivate --seed 5");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(r.err.empty()) << r.err;
-  const json out = json::parse(r.out);
-  EXPECT_FALSE(out.at("guarantee").at("private").get<bool>());
-  EXPECT_FALSE(out.at("guarantee").value("guarantee_void", false));
 }
 
 // A seeded private fit with --budget-file is charged like any other: its

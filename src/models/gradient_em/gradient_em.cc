@@ -20,12 +20,6 @@
 namespace dpem {
 namespace {
 
-constexpr int kMaxIterations = 100000;
-
-bool UsesRobustMean(GradientEmMethod m) {
-  return m == GradientEmMethod::kDp || m == GradientEmMethod::kDpEm;
-}
-
 // eps~ = sqrt(log(1/delta) + eps) - sqrt(log(1/delta)) (Algorithm 2, line 1),
 // written without cancellation.
 double EpsilonTilde(double epsilon, double delta) {
@@ -97,7 +91,7 @@ StatusOr<NoisePlan> MakeNoisePlan(const GradientEmOptions& o, double n, double d
   NoisePlan plan;
   DPEM_ASSIGN_OR_RETURN(plan.multiplier, CalibratedMultiplier(o));
   DPEM_ASSIGN_OR_RETURN(plan.charged_epsilon, ChargedEpsilon(o, plan.multiplier));
-  if (UsesRobustMean(o.method)) {
+  if (GradientEmUsesRobustMean(o.method)) {
     DPEM_ASSIGN_OR_RETURN(plan.robust, Algorithm2Parameters(n, d, o));
     if (!std::isnan(o.robust_scale)) plan.robust.scale = o.robust_scale;
     // d coordinates, each moving by at most (4 sqrt 2/3) s / n.
@@ -114,7 +108,7 @@ StatusOr<NoisePlan> MakeNoisePlan(const GradientEmOptions& o, double n, double d
 void AccumulateRows(const DataMatrix& rows, const GradientEmOptions& o, const NoisePlan& plan,
                     Eigen::VectorXd& sum) {
   for (Eigen::Index i = 0; i < rows.rows(); ++i) {
-    if (UsesRobustMean(o.method)) {
+    if (GradientEmUsesRobustMean(o.method)) {
       for (Eigen::Index j = 0; j < rows.cols(); ++j) {
         sum(j) += SmoothedTruncatedValue(rows(i, j), plan.robust);
       }
@@ -223,7 +217,7 @@ GradientEmGuarantee NewGuarantee(const GradientEmOptions& o, const NoisePlan& pl
 }  // namespace
 
 Status GradientEmOptions::Validate() const {
-  if (iterations < 1 || iterations > kMaxIterations) {
+  if (iterations < 1 || iterations > kMaxGradientEmIterations) {
     return InvalidArgumentError("iterations T must be in [1, 100000]");
   }
   if (!(step > 0.0 && std::isfinite(step))) return InvalidArgumentError("step must be finite and > 0");
@@ -238,7 +232,7 @@ Status GradientEmOptions::Validate() const {
     return InvalidArgumentError("epsilon must be finite and > 0");
   }
   if (!(delta > 0.0 && delta < 1.0)) return InvalidArgumentError("delta must be in (0, 1)");
-  if (UsesRobustMean(method)) {
+  if (GradientEmUsesRobustMean(method)) {
     if (!(tau > 0.0 && std::isfinite(tau))) {
       return InvalidArgumentError("tau (the public second-moment bound) must be finite and > 0");
     }

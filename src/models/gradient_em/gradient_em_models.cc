@@ -1,6 +1,8 @@
 // The three models of wang-dp-gradient-em: names, data checks and the
 // per-record gradients of Appendix C. See dpem/models/gradient_em/gradient_em.h.
+#include <algorithm>
 #include <cmath>
+#include <numbers>
 #include <string>
 
 #include "dpem/models/gradient_em/gradient_em.h"
@@ -36,6 +38,28 @@ Eigen::VectorXd RmcConditionalMean(const Eigen::VectorXd& x, const Eigen::Vector
   const Eigen::VectorXd missing_beta = (Eigen::VectorXd::Ones(z.size()) - z).cwiseProduct(beta);
   const double denominator = sigma * sigma + missing_beta.squaredNorm();
   return observed_x + (y - beta.dot(observed_x)) / denominator * missing_beta;
+}
+
+// log(2 pi).
+const double kLog2Pi = std::log(2.0 * std::numbers::pi);
+
+// log(N(u; v, s2 I_k) / 2 + N(u; -v, s2 I_k) / 2) for vectors u, v of k
+// entries, given near = min(||u - v||^2, ||u + v||^2) and inner = <u, v>:
+// the nearer mean's term times 1 + exp(-2 |inner| / s2), so that nothing
+// overflows. The GMM's density (k = d) and the MRM's (k = 1).
+double SymmetricMixtureLogDensity(double near, double inner, double s2, Eigen::Index k) {
+  return -0.5 * static_cast<double>(k) * (kLog2Pi + std::log(s2)) - near / (2.0 * s2) +
+         std::log1p(std::exp(-2.0 * std::abs(inner) / s2)) - std::log(2.0);
+}
+
+// log N(y; <x_obs, beta>, sigma^2 + ||beta_missing||^2) of RMC record i.
+double RmcLogDensity(const GradientEmData& data, Eigen::Index i, const Eigen::VectorXd& beta,
+                     double s2) {
+  const Eigen::VectorXd missing =
+      Eigen::VectorXd::Ones(data.d()) - data.observed.row(i).transpose();
+  const double variance = s2 + missing.dot(beta.cwiseProduct(beta));
+  const double residual = data.y(i) - data.x.row(i).dot(beta);
+  return -0.5 * (kLog2Pi + std::log(variance)) - residual * residual / (2.0 * variance);
 }
 
 }  // namespace
@@ -118,6 +142,34 @@ StatusOr<DataMatrix> PerRecordGmmEmMaps(const GradientEmData& data,
   DataMatrix f(data.n(), data.d());
   internal::GmmEmMapRows(data, beta, sigma, 0, f);
   return f;
+}
+
+StatusOr<Eigen::VectorXd> GradientEmLogLikelihoods(const GradientEmData& data,
+                                                   const Eigen::VectorXd& beta, double sigma) {
+  DPEM_RETURN_IF_ERROR(CheckBeta(data, beta, sigma));
+  const double s2 = sigma * sigma;
+  Eigen::VectorXd out(data.n());
+  for (Eigen::Index i = 0; i < data.n(); ++i) {
+    switch (data.model) {
+      case GradientEmModel::kGmm: {
+        const auto x = data.x.row(i);
+        const double near = std::min((x - beta.transpose()).squaredNorm(),
+                                     (x + beta.transpose()).squaredNorm());
+        out(i) = SymmetricMixtureLogDensity(near, x.dot(beta), s2, data.d());
+        break;
+      }
+      case GradientEmModel::kMrm: {
+        const double m = data.x.row(i).dot(beta), y = data.y(i);
+        const double gap = std::abs(y) - std::abs(m);
+        out(i) = SymmetricMixtureLogDensity(gap * gap, y * m, s2, 1);
+        break;
+      }
+      case GradientEmModel::kRmc:
+        out(i) = RmcLogDensity(data, i, beta, s2);
+        break;
+    }
+  }
+  return out;
 }
 
 }  // namespace dpem

@@ -65,6 +65,15 @@ StatusOr<GradientEmModel> ParseGradientEmModel(std::string_view name);
 StatusOr<GradientEmMethod> ParseGradientEmMethod(std::string_view name);
 StatusOr<NoiseCalibrationRule> ParseNoiseCalibrationRule(std::string_view name);
 
+// The most iterations T a fit runs.
+inline constexpr int kMaxGradientEmIterations = 100000;
+
+// Whether `m` releases its means by the robust estimator (kDp, kDpEm: the
+// public tau, zeta and robust scale apply) rather than by clipping.
+inline bool GradientEmUsesRobustMean(GradientEmMethod m) {
+  return m == GradientEmMethod::kDp || m == GradientEmMethod::kDpEm;
+}
+
 // The observed data of one model.
 //   kGmm: x holds y_1..y_n (n x d); y and observed are empty.
 //   kMrm: x holds the covariates (n x d), y the responses (n).
@@ -90,6 +99,19 @@ StatusOr<DataMatrix> PerRecordGradients(const GradientEmData& data,
 // (Appendix I): their mean is M_n(beta). GMM data only.
 StatusOr<DataMatrix> PerRecordGmmEmMaps(const GradientEmData& data,
                                         const Eigen::VectorXd& beta, double sigma);
+
+// The log-likelihood of each record under the model with parameters beta
+// and sigma > 0, computed without overflow for any finite record:
+//   kGmm: log p(y_i) = log(N(y_i; beta, sigma^2 I) / 2 + N(y_i; -beta,
+//         sigma^2 I) / 2);
+//   kMrm: log p(y_i | x_i) = log(N(y_i; <x_i, beta>, sigma^2) / 2 +
+//         N(y_i; -<x_i, beta>, sigma^2) / 2);
+//   kRmc: log p(y_i | the observed x_ij) = log N(y_i; sum of the observed
+//         x_ij beta_j, sigma^2 + sum of the missing beta_j^2) (x ~ N(0, I)).
+// Post-processing of a released beta: no privacy cost. InvalidArgument if
+// beta has not d finite entries or sigma is not finite and > 0.
+StatusOr<Eigen::VectorXd> GradientEmLogLikelihoods(const GradientEmData& data,
+                                                   const Eigen::VectorXd& beta, double sigma);
 
 struct GradientEmOptions {
   GradientEmMethod method = GradientEmMethod::kDp;

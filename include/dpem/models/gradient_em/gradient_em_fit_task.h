@@ -1,8 +1,9 @@
 // DP gradient EM (wang-dp-gradient-em) as a task of the private-fit pipeline
 // (dpem/pipeline/fit_pipeline.h). Its records carry their own layout (y, x,
 // z per model: FromDataMatrix) and its own clipping, so it has no public
-// domain to release; its result is the fitted beta with its guarantee, as
-// JSON (ModelJson), not a model file for score / sample.
+// domain to release; its result is a "dpem-gradient-em" model file
+// (gradient_em_model_io.h), which the pipeline writes to the request's
+// output and `dpem score` reads.
 //
 // Thread safety: one RunFit at a time per task.
 #ifndef DPEM_MODELS_GRADIENT_EM_GRADIENT_EM_FIT_TASK_H_
@@ -32,10 +33,11 @@ class GradientEmFitTask final : public FitTask {
   double* MutableEpsilon() override { return &options_.epsilon; }
   Status Fit(const RowSource& x, Generator& gen) override;
   PrivacyGuarantee& MutableGuarantee() override { return fit_.guarantee; }
-  // {"model", "method", "n", "d", "iterations", "step", "sigma", "beta",
-  //  "guarantee", and "trajectory", "seed", "warning" when they apply}.
+  // The model file (GradientEmModelToJson), with beta^0..beta^T if
+  // `trajectory`.
   std::string ModelJson() const override;
 
+  // The fit, after a successful RunFit.
   const GradientEmFit& fit() const { return fit_; }
 
  private:
@@ -43,7 +45,6 @@ class GradientEmFitTask final : public FitTask {
   GradientEmOptions options_;
   bool trajectory_;
   Eigen::Index n_ = 0;
-  Eigen::Index d_ = 0;
   GradientEmFit fit_;
 };
 
