@@ -1,4 +1,5 @@
 #include "dpem/data/domain.h"
+#include "dpem/data/row_source.h"
 
 #include <gtest/gtest.h>
 
@@ -187,6 +188,35 @@ TEST(DomainTest, CenterIsSubtractedFirst) {
   // A centre of the wrong size is refused.
   d.center = Eigen::Vector3d(0, 0, 0);
   EXPECT_EQ(MapToUnitBall(x, d, nullptr).status().code(), StatusCode::kInvalidArgument);
+}
+
+// The unit-ball source skips the subtraction of a centre of +0.0 entries
+// (x - 0 is x); every record, -0.0 entries included, must come out bit for
+// bit as (x - c) / R, and a centre holding -0.0 still subtracts
+// ((-0) - (-0) = +0).
+TEST(DomainTest, UnitBallSourceMatchesTheCentredMapBitForBit) {
+  DataMatrix x(4, 3);
+  x << -0.0, 1.5, -2.0,  //
+      0.25, -0.0, 0.0,   //
+      3.0, 4.0, -7.0,    //
+      -1e-300, 2e-310, 5.0;
+  for (const Eigen::Vector3d& c : {Eigen::Vector3d(0.0, 0.0, 0.0),
+                                   Eigen::Vector3d(-0.0, -0.0, 0.0),
+                                   Eigen::Vector3d(0.5, 0.0, -0.0)}) {
+    DataDomain d = Domain(20.0);
+    d.center = c;
+    const MatrixRowSource raw = *MatrixRowSource::Borrow(x);
+    const UnitBallRowSource unit = *UnitBallRowSource::Create(raw, d);
+    DataMatrix scratch;
+    const RowBlock u = unit.Block(0, x.rows(), scratch);
+    for (Eigen::Index i = 0; i < x.rows(); ++i) {
+      for (Eigen::Index j = 0; j < x.cols(); ++j) {
+        const double expected = (x(i, j) - c(j)) / 20.0;
+        EXPECT_EQ(std::signbit(u(i, j)), std::signbit(expected)) << i << " " << j;
+        EXPECT_EQ(u(i, j), expected) << i << " " << j;
+      }
+    }
+  }
 }
 
 TEST(DomainTest, DataNormFromData) {
