@@ -117,6 +117,7 @@ void BM_FramedEStep(benchmark::State& state) {
 }
 BENCHMARK(BM_FramedEStep)
     ->Args({1000000, 10, 10, 2})
+    ->Args({100000, 100, 10, 2})
     ->Args({1000000, 2, 5, 2})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();

@@ -11,6 +11,13 @@ from /usr/bin/time -v.
 
     /usr/bin/python3 scripts/bench_vs_sklearn.py [--iterations 20] [--cases ...]
     /usr/bin/python3 scripts/bench_vs_sklearn.py --memory-test   # N = 1e7 .npy
+    /usr/bin/python3 scripts/bench_vs_sklearn.py --fa-olivetti   # + factor analysis
+
+Gaussian mixtures: dpem's plain fit, its private default (component frames)
+and the private fit with --component-frames off, each against scikit-learn's
+GaussianMixture, and private / plain; k-means: dpem's private cdp-gauss and
+plain Lloyd against scikit-learn's KMeans (Lloyd). Every figure of
+docs/performance.md's tables comes from one run of this script.
 
 Run it with nothing else loading the machine.
 """
@@ -231,6 +238,9 @@ def main():
     ap.add_argument("--variants", nargs="*", default=list(DPEM_VARIANTS),
                     choices=list(DPEM_VARIANTS), help="dpem's fits of each case")
     ap.add_argument("--memory-test", action="store_true")
+    ap.add_argument("--fa-olivetti", action="store_true",
+                    help="also time factor analysis of the Olivetti faces against scikit-learn "
+                         "(scripts/fa_olivetti_timing.py, 3 repetitions)")
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args()
     try:
@@ -248,6 +258,10 @@ def main():
                 results["cases"].append(run_case(name, CASES[name], args, tmp))
         if args.memory_test:
             results["memory"] = memory_test(args, tmp)
+    if args.fa_olivetti:
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fa_olivetti_timing.py")
+        subprocess.run(["/usr/bin/python3", script, "--dpem", args.dpem, "--repetitions", "3",
+                        "--threads", str(args.threads or os.cpu_count())], check=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)
