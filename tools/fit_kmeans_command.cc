@@ -99,9 +99,10 @@ void AddOptions(CLI::App* app, FitKmeansFlags& f) {
   app->add_option("--components", f.components, "Number of clusters K (>= 1, <= N)")
       ->required();
   app->add_option("--iterations", f.iterations,
-                  "Number of Lloyd iterations J (>= 1), fixed. Default: 3 for a private fit "
-                  "from the private start, 10 from the random start (the DPLloyd "
-                  "baselines), 100 for --epsilon inf (docs/kmeans.md)");
+                  "Number of Lloyd iterations J (>= 1), fixed. Default: from the private "
+                  "start, 1 if the centres' noise is large (few records per cluster, small "
+                  "epsilon) and 3 otherwise; 10 from the random start (the DPLloyd "
+                  "baselines); 100 for --epsilon inf (docs/kmeans.md, \"Choosing J\")");
   app->add_option("--init", f.init,
                   "Seeding: private (the default for private cdp-gauss and cdp-laplace fits: "
                   "two noisy releases of counts and sums of a data-adaptive partition of the "

@@ -18,8 +18,10 @@ class KMeans(ClusterMixin, DpemEstimator):
     epsilon, delta, data_norm, data_center, bounds_epsilon, random_state, budget, n_jobs
         As for :class:`dpem.GaussianMixture`.
     max_iter : int or None, default=None
-        The number of iterations J, all run. None: 3 for a private fit from
-        the private start, 10 from a random start, 100 for plain Lloyd.
+        The number of iterations J, all run. None: from the private start,
+        1 if the centres' noise is large (few records per cluster, small
+        epsilon; docs/kmeans.md, "Choosing J") and 3 otherwise; 10 from a
+        random start; 100 for plain Lloyd.
     method : {"cdp-gauss", "cdp-laplace", "dplloyd", "dplloyd-zcdp"}
     accountant : str, default="rdp"
         The composition of cdp-gauss and cdp-laplace (the DPLloyd methods

@@ -14,6 +14,13 @@ namespace dpem {
 
 // A private fit from the private start.
 inline constexpr int kDefaultPrivateStartIterations = 3;
+// k-means from the private start when its centres' noise is large
+// (internal::DefaultPrivateStartIterations): one release of the iterations'
+// whole budget, if r = sigma_1 sqrt(d) K / n is at least this. Measured on
+// the peer table of docs/kmeans.md: J = 1 was better from r = 0.04 up
+// (100k x 10 with 16 clusters at epsilon 0.1; 100k x 100 with 64 at 1 and
+// 0.1), J = 3 better at r = 0.005 (Gowalla, K = 5, epsilon 1).
+inline constexpr double kNoisyCentreRatio = 0.02;
 // A private fit from the random start (park2016's and park2017's J = 10).
 inline constexpr int kDefaultRandomStartIterations = 10;
 // A non-private fit (scikit-learn's GaussianMixture max_iter; dpem runs

@@ -2,6 +2,7 @@
 // files: plain Lloyd against an independent implementation, the empty-cluster
 // rule, the ledger and the noise of every method against closed forms, noise
 // that does not depend on the data, and input validation.
+#include "dpem/models/fit_defaults.h"
 #include "dpem/models/kmeans/kmeans.h"
 
 #include <cmath>
@@ -188,6 +189,39 @@ TEST(FitKmeansTest, ThePrivateStartTakesItsNamedShareOfTheZcdpCost) {
   }
   EXPECT_LE(fit->guarantee.epsilon, eps);
   EXPECT_GE(fit->guarantee.epsilon, eps * 0.99);
+}
+
+TEST(FitKmeansTest, TheDefaultJFromThePrivateStartFollowsTheCentresNoise) {
+  // Under zCDP the iterations' whole budget in one release has the closed
+  // form sigma_1 = 2 sqrt(1 / (2 * 0.8 rho)) (the test above), so the
+  // documented ratio r = sigma_1 sqrt(d) K / n decides J: 1 from
+  // kNoisyCentreRatio up, kDefaultPrivateStartIterations below; an explicit
+  // J, the random start and plain fits are left alone.
+  const DataMatrix x = Blobs(100, 4);  // n = 300, d = 2, K = 3.
+  for (double eps : {0.5, 2.0, 50.0}) {
+    KmeansFitOptions o = Options(KmeansMethod::kCdpGauss, eps);
+    o.accountant = AccountantKind::kZcdp;
+    o.iterations = 0;
+    const double rho = std::pow(ZcdpRootRho(eps, 1e-4), 2);
+    const double ratio = 2.0 * std::sqrt(1.0 / (2 * 0.8 * rho)) * std::sqrt(2.0) * 3.0 / 300.0;
+    ASSERT_GT(std::abs(ratio / kNoisyCentreRatio - 1.0), 0.05) << eps;  // Off the boundary.
+    const int expected = ratio >= kNoisyCentreRatio ? 1 : kDefaultPrivateStartIterations;
+    Generator gen = Generator::FromSeed(6);
+    const StatusOr<KmeansFit> fit = FitKmeans(x, o, gen);
+    ASSERT_TRUE(fit.ok()) << fit.status().ToString();
+    EXPECT_EQ(fit->iterations, expected) << eps;
+    EXPECT_EQ(fit->guarantee.ledger.releases().size(), 2u + static_cast<size_t>(expected));
+    EXPECT_LE(fit->guarantee.epsilon, eps);
+    o.iterations = 4;
+    EXPECT_EQ(FitKmeans(x, o, gen)->iterations, 4);
+    o.iterations = 0;
+    o.init = KmeansInit::kRandom;
+    EXPECT_EQ(FitKmeans(x, o, gen)->iterations, kDefaultRandomStartIterations);
+  }
+  KmeansFitOptions plain = Options(KmeansMethod::kCdpGauss, kInf);
+  plain.iterations = 0;
+  Generator gen = Generator::FromSeed(7);
+  EXPECT_EQ(FitKmeans(x, plain, gen)->iterations, kDefaultPlainIterations);
 }
 
 TEST(FitKmeansTest, NoiseDoesNotDependOnTheData) {

@@ -2,11 +2,13 @@
 // models/kmeans/kmeans_release_plan.h.
 #include "models/kmeans/kmeans_release_plan.h"
 
+#include <cmath>
 #include <limits>
 #include <string>
 
 #include "dpem/accounting/calibration.h"
 #include "dpem/mechanisms/additive_noise.h"
+#include "dpem/models/fit_defaults.h"
 
 namespace dpem::internal {
 namespace {
@@ -95,6 +97,16 @@ NoiseSpec JointSpec(const KmeansReleasePlan& plan, int it) {
 }
 
 }  // namespace
+
+StatusOr<int> DefaultPrivateStartIterations(const KmeansFitOptions& o, Eigen::Index n,
+                                            Eigen::Index d) {
+  KmeansFitOptions one = o;
+  one.iterations = 1;
+  DPEM_ASSIGN_OR_RETURN(const KmeansReleasePlan plan, MakeKmeansReleasePlan(one, n, d));
+  const double ratio = plan.SumsNoiseStddev(d) * std::sqrt(static_cast<double>(d)) *
+                       static_cast<double>(o.components) / static_cast<double>(n);
+  return ratio >= kNoisyCentreRatio ? 1 : kDefaultPrivateStartIterations;
+}
 
 StatusOr<KmeansReleasePlan> MakeKmeansReleasePlan(const KmeansFitOptions& o, Eigen::Index n,
                                                   Eigen::Index d) {

@@ -51,6 +51,20 @@ struct KmeansReleasePlan {
 StatusOr<KmeansReleasePlan> MakeKmeansReleasePlan(const KmeansFitOptions& o, Eigen::Index n,
                                                   Eigen::Index d);
 
+// The default J of a private fit from the private start of n records in d
+// dimensions (docs/kmeans.md, "Choosing J"): 1 if the noise on a centre of
+// a typical cluster, were the iterations' whole budget spent on one
+// release, is large against the unit ball,
+//   r = sigma_1 sqrt(d) / (n / K) >= kNoisyCentreRatio
+// (sigma_1: the standard deviation of the noise on one coordinate of a sum
+// in that release; n / K: a cluster's count if they were equal); otherwise
+// kDefaultPrivateStartIterations (models/fit_defaults.h). Every later
+// iteration would then move a centre by noise alone more than the start's
+// error it could correct. Public values only (n is public under
+// replace-one neighbours); nothing is drawn.
+StatusOr<int> DefaultPrivateStartIterations(const KmeansFitOptions& o, Eigen::Index n,
+                                            Eigen::Index d);
+
 // Checks one iteration's releases for K centres in d dimensions on public
 // values alone, drawing nothing, before the data is read: a release that
 // cannot be made fails there, not after a pass (review finding). Checks the
