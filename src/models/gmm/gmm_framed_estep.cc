@@ -79,7 +79,12 @@ Status ComponentMap(const GmmParameters& params, const ComponentFrame& frame, Ei
                     const Eigen::MatrixXd& lower, FramedMaps& m) {
   const Eigen::Index d = params.dimension();
   const Eigen::VectorXd mean = params.means.row(k).transpose();
-  if (frame.local && (frame.origin != mean || frame.scale != frame.radius * lower)) {
+  // Shapes first: Eigen's != compares over the left operand's size (and
+  // reads the right one out of range in a release build), so an empty or
+  // smaller origin or scale would otherwise pass.
+  if (frame.local &&
+      (frame.origin.size() != d || frame.scale.rows() != d || frame.scale.cols() != d ||
+       !(frame.radius > 0.0) || frame.origin != mean || frame.scale != frame.radius * lower)) {
     return InvalidArgumentError("frame " + std::to_string(k) +
                                 " was not chosen for these parameters (ChooseFrames)");
   }

@@ -4,6 +4,8 @@
 // sensitivity by brute force over neighbouring data sets.
 #include <gtest/gtest.h>
 
+#include <Eigen/QR>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -246,6 +248,342 @@ TEST(FramedStatisticsTest, LargeDuplicatedDataKeepTheSensitivityInATinyFrame) {
   }
   EXPECT_LE(worst, bound * (1.0 + 1e-9));
   EXPECT_GT(worst, 0.5 * bound);
+}
+
+// ---------------------------------------------------------------------------
+// Adversarial review (review15): every compiled kernel's lanes and tail, the
+// general path, hostile frames, and the frame check.
+
+Engine MakeEngine(int threads, Eigen::Index block_rows) {
+  EngineOptions o;
+  o.threads = threads;
+  o.block_rows = block_rows;
+  return *Engine::Create(o);
+}
+
+// Component 0: a hostile frame at m0 = -0.5 e_1 (condition number `cond`,
+// largest variance 1e-3); component 1: a tiny round component at +0.5 e_1
+// where the filler records sit. A filler record's responsibility for
+// component 0 underflows to exactly 0, so component 0's statistics are
+// exactly the one hostile record's contribution (when its g_0 is 1).
+GmmParameters HostileFramePair(CovarianceType type, int d, double cond, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> z(0.0, 1.0);
+  GmmParameters p;
+  p.type = type;
+  p.weights = Eigen::Vector2d(0.5, 0.5);
+  p.means = Eigen::MatrixXd::Zero(2, d);
+  p.means(0, 0) = -0.5;
+  p.means(1, 0) = 0.5;
+  Eigen::MatrixXd a(d, d);
+  for (Eigen::Index i = 0; i < a.size(); ++i) a(i) = z(rng);
+  const Eigen::HouseholderQR<Eigen::MatrixXd> qr(a);
+  const Eigen::MatrixXd q = qr.householderQ();
+  Eigen::VectorXd eig(d);
+  for (int j = 0; j < d; ++j) {
+    eig(j) = 1e-3 * std::pow(cond, -(d == 1 ? 0.0 : static_cast<double>(j) / (d - 1)));
+  }
+  Eigen::MatrixXd c = q * eig.asDiagonal() * q.transpose();
+  c = 0.5 * (c + c.transpose());
+  if (type == CovarianceType::kDiagonal) c = Eigen::MatrixXd(eig.asDiagonal());
+  if (type == CovarianceType::kSpherical) c = 1e-3 * Eigen::MatrixXd::Identity(d, d);
+  p.covariances.push_back(c);
+  p.covariances.push_back(1e-8 * Eigen::MatrixXd::Identity(d, d));
+  return p;
+}
+
+// Every computed contribution g (1, u, u u^T) lies in the unit ball, in long
+// double, whatever the lane of the compiled kernel (rows 0..7 of a group of
+// eight), the scalar tail, the general path (d > 16), the block size and
+// the frame: records exactly on, just inside and just outside the frame's
+// boundary, far away, along the frame's axes and at random directions.
+TEST(FramedStatisticsReviewTest, EveryLaneAndTailKeepsItsContributionInTheUnitBall) {
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> z(0.0, 1.0);
+  for (CovarianceType type : kAllCovarianceTypes) {
+    for (int d : {1, 2, 3, 7, 8, 9, 15, 16, 17, 24}) {
+      for (double cond : {1.0, 1e4, 1e8}) {
+        const GmmParameters p = HostileFramePair(type, d, cond, 100u + static_cast<unsigned>(d));
+        const double rho = DefaultFrameRadius(d);
+        const std::vector<ComponentFrame> frames = *ChooseFrames(p, rho);
+        ASSERT_TRUE(frames[0].local && frames[1].local) << d;
+        const Eigen::MatrixXd& s0 = frames[0].scale;
+        const Eigen::VectorXd m0 = frames[0].origin;
+        const int n = 13;  // One group of eight and a tail of five.
+        DataMatrix x(n, d);
+        for (int i = 0; i < n; ++i) x.row(i) = p.means.row(1);
+        long double largest = 0.0L, clipped_smallest = 1.0L;
+        int checked = 0;
+        for (int trial = 0; trial < 16; ++trial) {
+          Eigen::VectorXd dir(d);
+          if (trial < d && trial < 8) {
+            dir = Eigen::VectorXd::Unit(d, trial);  // Frame axes.
+          } else {
+            for (int j = 0; j < d; ++j) dir(j) = z(rng);
+            dir.normalize();
+          }
+          for (double r : {0.0, 0.5, 1.0 - 1e-12, 1.0 - 1e-13, 1.0, 1.0 + 1e-15, 1.0 + 1e-13,
+                           1.0 + 1e-12, 1.5, 40.0}) {
+            Eigen::VectorXd v = m0 + s0 * (r * dir);
+            if (v.norm() > 1.0) v.normalize();
+            for (int row : {0, 3, 7, 8, 12}) {
+              for (Eigen::Index block : {Eigen::Index{0}, Eigen::Index{1}, Eigen::Index{5}}) {
+                DataMatrix y = x;
+                y.row(row) = v.transpose();
+                const StatusOr<GmmStatistics> st = ComputeFramedStatistics(
+                    p, frames, *MatrixRowSource::Borrow(y), MakeEngine(1, block));
+                ASSERT_TRUE(st.ok()) << st.status().ToString();
+                if (st->counts(0) != 1.0) continue;  // g_0 must be exactly 1.
+                ++checked;
+                const Eigen::VectorXd u = st->sums.row(0).transpose();
+                long double sq = 0.0L;
+                for (int j = 0; j < d; ++j) sq += static_cast<long double>(u(j)) * u(j);
+                const long double norm = std::sqrt(sq);
+                largest = std::max(largest, norm);
+                if (r > 1.0 + 1e-12) clipped_smallest = std::min(clipped_smallest, norm);
+                long double t = 0.0L;  // ||T(u)|| (in the released representation).
+                if (type == CovarianceType::kFull) {
+                  const Eigen::MatrixXd& m = st->second_full[0];
+                  for (Eigen::Index i = 0; i < m.size(); ++i) {
+                    t += static_cast<long double>(m(i)) * m(i);
+                  }
+                } else if (type == CovarianceType::kDiagonal) {
+                  for (int j = 0; j < d; ++j) {
+                    t += static_cast<long double>(st->second_diag(0, j)) * st->second_diag(0, j);
+                  }
+                } else {
+                  t = static_cast<long double>(st->second_trace(0)) * st->second_trace(0);
+                }
+                ASSERT_LE(norm, 1.0L) << "type " << static_cast<int>(type) << " d " << d
+                                      << " cond " << cond << " r " << r << " row " << row;
+                ASSERT_LE(std::sqrt(t), 1.0L) << "type " << static_cast<int>(type) << " d " << d;
+              }
+            }
+          }
+        }
+        EXPECT_GT(checked, 100) << d;
+        EXPECT_LE(largest, 1.0L);
+        EXPECT_GT(clipped_smallest, 1.0L - 1e-9L) << "type " << static_cast<int>(type) << " d " << d;
+      }
+    }
+  }
+}
+
+// FrameCoordinatesTest.AreInTheUnitBallForIllConditionedOffCentreFrames
+// (gmm_frames_test.cc) checks FrameCoordinates, which the pass no longer
+// calls since it clips with its own vectorised scales (ClipScales) inside
+// the kernels. The same frames (kappa 1e4 to 1e8, mean of norm 0.98)
+// through ComputeFramedStatistics itself, each record alone in component 0
+// at every position of a block of 16 (two groups of eight lanes) and of 13
+// (a scalar tail): every accumulated u, in long double, has norm <= 1.
+TEST(FramedStatisticsReviewTest, AccumulatedContributionsAreInTheBallForIllConditionedOffCentreFrames) {
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> z(0.0, 1.0);
+  for (double small : {1e-6, 1e-8, 1e-10}) {
+    GmmParameters p;
+    p.type = CovarianceType::kFull;
+    p.weights = Eigen::Vector2d(0.5, 0.5);
+    p.means = Eigen::MatrixXd(2, 2);
+    p.means << 0.69, 0.69, -0.5, 0.0;
+    const double a = 0.6;
+    Eigen::Matrix2d r;
+    r << std::cos(a), -std::sin(a), std::sin(a), std::cos(a);
+    p.covariances = {r * Eigen::Vector2d(small, 1e-2).asDiagonal() * r.transpose(),
+                     1e-8 * Eigen::MatrixXd::Identity(2, 2)};
+    const std::vector<ComponentFrame> frames = *ChooseFrames(p, 3.0);
+    ASSERT_TRUE(frames[0].local);
+    const ComponentFrame& f = frames[0];
+    long double largest = 0.0L;
+    int checked = 0;
+    for (int n : {16, 13}) {
+      DataMatrix filler(n, 2);
+      filler.rowwise() = p.means.row(1);
+      for (int t = 0; t < 200; ++t) {
+        const Eigen::Vector2d dir = Eigen::Vector2d(z(rng), z(rng)).normalized();
+        constexpr double kRadii[] = {1.0, 1.0 - 1e-13, 1.0 + 1e-13, 1e3};
+        Eigen::Vector2d v = f.origin + f.scale * (kRadii[t % 4] * dir);
+        if (v.norm() > 1.0) v.normalize();
+        for (int row = 0; row < n; ++row) {
+          DataMatrix x = filler;
+          x.row(row) = v.transpose();
+          const StatusOr<GmmStatistics> st = ComputeFramedStatistics(
+              p, frames, *MatrixRowSource::Borrow(x), MakeEngine(1, 0));
+          ASSERT_TRUE(st.ok());
+          if (st->counts(0) != 1.0) continue;
+          ++checked;
+          const long double sq = static_cast<long double>(st->sums(0, 0)) * st->sums(0, 0) +
+                                 static_cast<long double>(st->sums(0, 1)) * st->sums(0, 1);
+          largest = std::max(largest, sq);
+        }
+      }
+    }
+    EXPECT_GT(checked, 4000);
+    EXPECT_LE(largest, 1.0L) << small;
+    EXPECT_GT(largest, 1.0L - 1e-11L) << small;
+  }
+}
+
+// Neighbours (one record replaced, in a lane of the compiled kernel or in
+// its scalar tail) never differ by more than the joint sensitivity, for
+// K = 1 and K = 2, in the dimensions at the kernels' edges, for block sizes
+// 1, 8 and the default.
+TEST(FramedStatisticsReviewTest, NeighboursAtTheKernelsEdgesStayWithinTheSensitivity) {
+  std::mt19937_64 rng(13);
+  std::normal_distribution<double> z(0.0, 1.0);
+  for (CovarianceType type : kAllCovarianceTypes) {
+    for (int d : {1, 16, 17}) {
+      for (int k_count : {1, 2}) {
+        GmmParameters p = SmallComponents(type, k_count + 1, d, 30u + static_cast<unsigned>(d));
+        // Drop the broad component (K = k_count local frames).
+        p.weights = Eigen::VectorXd::Constant(k_count, 1.0 / k_count);
+        p.means.conservativeResize(k_count, d);
+        p.covariances.resize(static_cast<size_t>(k_count));
+        const std::vector<ComponentFrame> frames = *ChooseFrames(p, 3.0);
+        for (const ComponentFrame& f : frames) ASSERT_TRUE(f.local);
+        const JointNoiseScales split = DefaultJointNoiseSplit(type, d, k_count);
+        const double bound = JointSensitivity(type, split);
+        DataMatrix base = DrawRecords(p, 13, 5u);
+        std::vector<Eigen::VectorXd> candidates;
+        for (int k = 0; k < k_count; ++k) {
+          const ComponentFrame& f = frames[static_cast<size_t>(k)];
+          for (int t = 0; t < 8; ++t) {
+            Eigen::VectorXd dir(d);
+            for (int j = 0; j < d; ++j) dir(j) = z(rng);
+            dir.normalize();
+            for (double r : {1.0, 1.0 + 1e-12, 3.0}) candidates.push_back(f.origin + f.scale * dir * r);
+          }
+        }
+        for (int t = 0; t < 10; ++t) {
+          Eigen::VectorXd v(d);
+          for (int j = 0; j < d; ++j) v(j) = z(rng);
+          candidates.push_back(v.normalized());
+        }
+        for (Eigen::VectorXd& c : candidates) {
+          if (c.norm() > 1.0) c.normalize();
+        }
+        for (int row : {0, 12}) {
+          for (Eigen::Index block : {Eigen::Index{0}, Eigen::Index{1}, Eigen::Index{8}}) {
+            const Engine engine = MakeEngine(2, block);
+            std::vector<Eigen::VectorXd> released;
+            for (const Eigen::VectorXd& c : candidates) {
+              DataMatrix y = base;
+              y.row(row) = c.transpose();
+              const StatusOr<GmmStatistics> s =
+                  ComputeFramedStatistics(p, frames, *MatrixRowSource::Borrow(y), engine);
+              ASSERT_TRUE(s.ok());
+              released.push_back(Normalised(*s, split));
+            }
+            double worst = 0.0;
+            for (size_t a = 0; a < released.size(); ++a) {
+              for (size_t b = a + 1; b < released.size(); ++b) {
+                worst = std::max(worst, (released[a] - released[b]).norm());
+              }
+            }
+            EXPECT_LE(worst, bound * (1.0 + 1e-9))
+                << "type " << static_cast<int>(type) << " d " << d << " K " << k_count;
+            EXPECT_GT(worst, 0.5 * bound);
+          }
+        }
+      }
+    }
+  }
+}
+
+// The statistics are bitwise the same for every thread count (the blocks
+// are fixed by block_rows; each block's partial is summed exactly).
+TEST(FramedStatisticsReviewTest, ThreadCountsGiveBitwiseIdenticalStatistics) {
+  for (CovarianceType type : kAllCovarianceTypes) {
+    for (int d : {1, 5, 16, 17}) {
+      const GmmParameters p = SmallComponents(type, 4, d, 40u + static_cast<unsigned>(d));
+      const DataMatrix x = DrawRecords(p, 1001, 41u);
+      const std::vector<ComponentFrame> frames = *ChooseFrames(p, 3.0);
+      for (Eigen::Index block : {Eigen::Index{1}, Eigen::Index{7}, Eigen::Index{64}, Eigen::Index{0}}) {
+        const GmmStatistics one =
+            *ComputeFramedStatistics(p, frames, *MatrixRowSource::Borrow(x), MakeEngine(1, block));
+        for (int threads : {2, 3}) {
+          const GmmStatistics many = *ComputeFramedStatistics(
+              p, frames, *MatrixRowSource::Borrow(x), MakeEngine(threads, block));
+          EXPECT_EQ(MaxDifference(one, many), 0.0) << d << " " << block << " " << threads;
+        }
+      }
+    }
+  }
+}
+
+// Parameters a fit never produces but ValidateParameters accepts: covariances
+// down to subnormal eigenvalues (frame maps and whitening maps that
+// overflow), a huge radius (rho^2 near the largest double), weights near 0.
+// Every record's statistics stay finite, its responsibilities a point of the
+// simplex and its framed contributions in the unit ball.
+TEST(FramedStatisticsReviewTest, HostileParametersKeepEveryContributionFiniteAndInTheBall) {
+  std::mt19937_64 rng(17);
+  std::normal_distribution<double> z(0.0, 1.0);
+  for (CovarianceType type : kAllCovarianceTypes) {
+    for (int d : {1, 3, 16, 17}) {
+      for (double tiny : {1e-10, 1e-200, 1e-300, 1e-310}) {
+        for (double rho : {0.5, 3.0, 1e100, 1e140}) {
+          GmmParameters p;
+          p.type = type;
+          p.weights = Eigen::Vector3d(1e-300, 0.5, 0.5);
+          p.weights /= p.weights.sum();
+          p.means = Eigen::MatrixXd::Zero(3, d);
+          p.means(1, 0) = 0.3;
+          p.means(2, 0) = -0.3;
+          p.covariances = {tiny * Eigen::MatrixXd::Identity(d, d),
+                           tiny * Eigen::MatrixXd::Identity(d, d),
+                           0.5 * Eigen::MatrixXd::Identity(d, d)};
+          if (!ValidateParameters(p).ok()) continue;
+          const std::vector<ComponentFrame> frames = *ChooseFrames(p, rho);
+          DataMatrix x(21, d);
+          for (int i = 0; i < x.rows(); ++i) {
+            Eigen::VectorXd v(d);
+            for (int j = 0; j < d; ++j) v(j) = z(rng);
+            v *= (i % 3 == 0 ? 1e-160 : 1.0) / v.norm();  // On the sphere, or at the origin.
+            if (i % 5 == 0) v = p.means.row(1).transpose();
+            x.row(i) = v.transpose();
+          }
+          for (int row = 0; row < x.rows(); ++row) {
+            const DataMatrix one = x.row(row);
+            const StatusOr<GmmStatistics> s = ComputeFramedStatistics(
+                p, frames, *MatrixRowSource::Borrow(one), MakeEngine(1, 0));
+            ASSERT_TRUE(s.ok()) << s.status().ToString();
+            EXPECT_TRUE(s->counts.allFinite() && s->sums.allFinite());
+            EXPECT_LE(s->counts.sum(), 1.0 + 1e-15);
+            EXPECT_GE(s->counts.minCoeff(), 0.0);
+            for (int k = 0; k < 3; ++k) {
+              EXPECT_LE(s->sums.row(k).norm(), s->counts(k) * (1.0 + 1e-15))
+                  << "type " << static_cast<int>(type) << " d " << d << " tiny " << tiny
+                  << " rho " << rho << " k " << k;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// A frame marked local whose origin and scale are not this component's
+// (here: left empty, or of another dimension) is refused, like any other
+// frame not chosen for these parameters, instead of being read out of range.
+TEST(FramedStatisticsReviewTest, RefuseLocalFramesOfTheWrongShape) {
+  const GmmParameters p = SmallComponents(CovarianceType::kFull, 3, 4, 1u);
+  const DataMatrix x = DrawRecords(p, 10, 2u);
+  {
+    std::vector<ComponentFrame> frames = *ChooseFrames(p, 3.0);
+    frames[0] = ComponentFrame{};
+    frames[0].local = true;  // Empty origin and scale.
+    const StatusOr<GmmStatistics> s =
+        ComputeFramedStatistics(p, frames, *MatrixRowSource::Borrow(x), TwoThreads());
+    EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
+  }
+  {
+    std::vector<ComponentFrame> frames = *ChooseFrames(p, 3.0);
+    frames[0].origin.conservativeResize(2);
+    frames[0].scale.conservativeResize(2, 2);
+    const StatusOr<GmmStatistics> s =
+        ComputeFramedStatistics(p, frames, *MatrixRowSource::Borrow(x), TwoThreads());
+    EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
+  }
 }
 
 }  // namespace
