@@ -229,8 +229,12 @@ void Responsibilities(const FramedMaps& m, FramedWorker& w) {
 void ClipScales(Eigen::Ref<Eigen::MatrixXd> y, const Eigen::Ref<const Eigen::VectorXd>& norms,
                 Eigen::Ref<Eigen::VectorXd> c) {
   const auto n = norms.array();
-  // Array by array (a scalar over an array is not vectorised); the same
-  // correctly rounded quotient kShrunkRadius / sqrt(n_i) as ShrinkIntoUnitBall.
+  // Array by array (a scalar over an array is not vectorised). Eigen's
+  // vectorised sqrt may be a few units in the last place from the correctly
+  // rounded one (an approximate reciprocal square root refined by Newton
+  // steps under EIGEN_FAST_MATH), and differs between lanes and the scalar
+  // remainder; the margin of kShrunkRadius (1e-12, about 9000 units) covers
+  // it, and a non-finite n_i takes the branch below.
   c.array() = n.sqrt();
   c.array() = (n <= kInsideSquared)
                   .select(1.0, Eigen::ArrayXd::Constant(n.size(), kShrunkRadius) / c.array());
@@ -307,19 +311,6 @@ void FramedBlock(const RowBlock& block, const FramedMaps& m, const SmallKernels&
 
 }  // namespace
 
-void FrameCoordinates(const RowBlock& x, const StackedFrames& frames, Eigen::MatrixXd& u) {
-  const Eigen::Index d = x.cols();
-  u.noalias() = frames.inverse_scales * x.transpose();
-  u.colwise() -= frames.inverse_scale_origins;
-  for (size_t k = 0; k < frames.local.size(); ++k) {
-    if (!frames.local[k]) continue;  // u = x (identity map), in the ball.
-    const Eigen::Index first = static_cast<Eigen::Index>(k) * d;
-    auto block = u.middleRows(first, d);
-    const Eigen::RowVectorXd norms = block.colwise().squaredNorm();
-    for (Eigen::Index i = 0; i < block.cols(); ++i) ShrinkIntoUnitBall(block.col(i), norms(i));
-  }
-}
-
 StatusOr<GmmStatistics> ComputeFramedStatistics(const GmmParameters& params,
                                                 const std::vector<ComponentFrame>& frames,
                                                 const RowSource& unit, const Engine& engine) {
@@ -338,7 +329,7 @@ StatusOr<GmmStatistics> ComputeFramedStatistics(const GmmParameters& params,
     w.arrays = FramedArrays(w.stats);
     w.exact = ExactSum(TotalSize(w.arrays));
   };
-  const Eigen::Index row_doubles = k_count * d + 2 * d + 2 * k_count;
+  const Eigen::Index row_doubles = k_count * d + 2 * d + 2 * k_count + 1;
   DPEM_ASSIGN_OR_RETURN(
       std::vector<FramedWorker> workers,
       engine.Reduce<FramedWorker>(unit, row_doubles, init,

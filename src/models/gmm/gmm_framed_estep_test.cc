@@ -369,11 +369,10 @@ TEST(FramedStatisticsReviewTest, EveryLaneAndTailKeepsItsContributionInTheUnitBa
   }
 }
 
-// FrameCoordinatesTest.AreInTheUnitBallForIllConditionedOffCentreFrames
-// (gmm_frames_test.cc) checks FrameCoordinates, which the pass no longer
-// calls since it clips with its own vectorised scales (ClipScales) inside
-// the kernels. The same frames (kappa 1e4 to 1e8, mean of norm 0.98)
-// through ComputeFramedStatistics itself, each record alone in component 0
+// An ill-conditioned (kappa 1e4 to 1e8), tiny component around a mean of
+// norm 0.98, through ComputeFramedStatistics itself (the pass clips with
+// its own vectorised scales, ClipScales, inside the kernels), each record
+// alone in component 0
 // at every position of a block of 16 (two groups of eight lanes) and of 13
 // (a scalar tail): every accumulated u, in long double, has norm <= 1.
 TEST(FramedStatisticsReviewTest, AccumulatedContributionsAreInTheBallForIllConditionedOffCentreFrames) {

@@ -54,23 +54,6 @@ StatusOr<std::vector<ComponentFrame>> ChooseFrames(const GmmParameters& params, 
   return frames;
 }
 
-StackedFrames StackFrames(const std::vector<ComponentFrame>& frames) {
-  const Eigen::Index k_count = static_cast<Eigen::Index>(frames.size());
-  const Eigen::Index d = k_count > 0 ? frames[0].origin.size() : 0;
-  StackedFrames s;
-  s.inverse_scales.resize(k_count * d, d);
-  s.inverse_scale_origins.resize(k_count * d);
-  for (Eigen::Index k = 0; k < k_count; ++k) {
-    const ComponentFrame& f = frames[static_cast<size_t>(k)];
-    const Eigen::MatrixXd inverse =
-        f.scale.triangularView<Eigen::Lower>().solve(Eigen::MatrixXd::Identity(d, d));
-    s.inverse_scales.middleRows(k * d, d) = inverse;
-    s.inverse_scale_origins.segment(k * d, d) = inverse * f.origin;
-    s.local.push_back(f.local);
-  }
-  return s;
-}
-
 GmmStatistics FramedToGlobal(const GmmStatistics& framed,
                              const std::vector<ComponentFrame>& frames) {
   GmmStatistics g = framed;

@@ -42,19 +42,6 @@ struct ComponentFrame {
   double radius = 1.0;      // rho (local frames): S = rho L.
 };
 
-// All K frames' maps stacked, so that y = S^{-1} x - S^{-1} m for every
-// component is one matrix product per block: rows k d .. k d + d - 1 of
-// `inverse_scales` hold S_k^{-1}, of `inverse_scale_origins` S_k^{-1} m_k.
-// (Explicit triangular inverses: their relative error, of order kappa(S)
-// 2^-53, only perturbs the frame; the unit-ball bound is checked on the
-// computed y.) Built once per pass.
-struct StackedFrames {
-  Eigen::MatrixXd inverse_scales;         // (K d) x d.
-  Eigen::VectorXd inverse_scale_origins;  // K d.
-  std::vector<bool> local;                // K.
-};
-StackedFrames StackFrames(const std::vector<ComponentFrame>& frames);
-
 // The frames for the next E-step under `params` (unit-ball parameters): a
 // local frame of radius `radius` (rho > 0) for every component whose
 // Mahalanobis ball is smaller than the unit ball (rho^2 lambda_max(Sigma_k)
@@ -71,13 +58,6 @@ StatusOr<std::vector<ComponentFrame>> ChooseFrames(const GmmParameters& params, 
 // 1/sqrt(2), so this clips about 0.3% of a Gaussian component's records
 // (d = 2: exp(-(2 + sqrt 2)^2 / 2) = 0.29%).
 double DefaultFrameRadius(Eigen::Index dimension);
-
-// Frame coordinates u_k(x_i) of every record and component: column i of the
-// (K d) x B matrix `u` holds u_1(x_i), ..., u_K(x_i) for row i of `x`: x
-// itself in a global frame; in a local frame y = S^{-1} x - S^{-1} m, scaled
-// to norm 1 - 1e-12 when its computed norm exceeds that, and 0 if it
-// overflowed. Every d-block of every column has norm <= 1.
-void FrameCoordinates(const RowBlock& x, const StackedFrames& frames, Eigen::MatrixXd& u);
 
 // One E-step pass over unit-ball records that returns each component's
 // statistics in its own frame: counts sum_i g_ik, sums sum_i g_ik u_k(x_i)

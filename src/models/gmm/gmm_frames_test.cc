@@ -44,45 +44,6 @@ TEST(ChooseFramesTest, RefusesANonPositiveRadius) {
   EXPECT_FALSE(ChooseFrames(p, -1.0).ok());
 }
 
-// An ill-conditioned (kappa = 1e4 to 1e8), tiny, off-centre component: every
-// record's frame coordinates, checked in long double, have norm <= 1.
-TEST(FrameCoordinatesTest, AreInTheUnitBallForIllConditionedOffCentreFrames) {
-  std::mt19937_64 rng(11);
-  std::normal_distribution<double> z(0.0, 1.0);
-  for (double small : {1e-6, 1e-8, 1e-10}) {
-    GmmParameters p = TwoSmallOneBroad(CovarianceType::kFull);
-    const double a = 0.6;  // Rotation angle.
-    Eigen::Matrix2d r;
-    r << std::cos(a), -std::sin(a), std::sin(a), std::cos(a);
-    p.means.row(0) << 0.69, 0.69;
-    p.covariances[0] = r * Eigen::Vector2d(small, 1e-2).asDiagonal() * r.transpose();
-    const std::vector<ComponentFrame> frames = *ChooseFrames(p, 3.0);
-    ASSERT_TRUE(frames[0].local);
-    const ComponentFrame& f = frames[0];
-    DataMatrix x(4000, 2);
-    for (Eigen::Index i = 0; i < x.rows(); ++i) {
-      // On, just inside and just outside the boundary, and far away.
-      const Eigen::Vector2d dir = Eigen::Vector2d(z(rng), z(rng)).normalized();
-      constexpr double kRadii[] = {1.0, 1.0 - 1e-13, 1.0 + 1e-13, 1e3};
-      Eigen::Vector2d v = f.origin + f.scale * (kRadii[i % 4] * dir);
-      if (v.norm() > 1.0) v.normalize();
-      x(i, 0) = v(0);
-      x(i, 1) = v(1);
-    }
-    Eigen::MatrixXd all;
-    FrameCoordinates(RowBlock(x.data(), x.rows(), x.cols()), StackFrames(frames), all);
-    const Eigen::MatrixXd u = all.topRows(2);  // Component 0.
-    long double largest = 0;
-    for (Eigen::Index i = 0; i < u.cols(); ++i) {
-      const long double n = static_cast<long double>(u(0, i)) * u(0, i) +
-                            static_cast<long double>(u(1, i)) * u(1, i);
-      largest = std::max(largest, n);
-    }
-    EXPECT_LE(largest, 1.0L) << small;
-    EXPECT_GT(largest, 1.0L - 1e-11L) << small;  // Records do reach the boundary.
-  }
-}
-
 TEST(FramesTest, FramedToGlobalGivesTheStatisticsOfTheClippedRecords) {
   // Exact (noise-free) framed statistics mapped back equal the global
   // statistics of x~ = m + S u computed record by record.
