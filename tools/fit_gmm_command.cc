@@ -34,8 +34,7 @@ FitFlagTable Table() {
   return {.description =
               "Fit a Gaussian mixture by (differentially private) EM and write a model file.",
           .epsilon_help =
-              "Total privacy budget epsilon (> 0), or inf to fit plain EM without "
-              "privacy",
+              "Total privacy budget epsilon (> 0), or inf to fit plain EM without privacy",
           .delta_help = "Total delta, in (0, 1); required for private fits",
           .accountant_help = "Composition method calibrating the noise: " + AccountantNameList() +
                              " (default: rdp, the tightest)"};

@@ -127,8 +127,8 @@ StatusOr<Fit> ModelFromText(const std::string& text,
   }
 }
 
-// Reads the model file at `path` with `from_text` (a model's
-// ...ModelFromJson); NotFound / IoError, or InvalidArgument naming the path.
+// Reads the model file at `path` with `from_text` (ModelIo<Fit>::FromJson);
+// NotFound / IoError, or InvalidArgument naming the path.
 template <typename Fit>
 StatusOr<Fit> ReadModelFile(const std::string& path,
                             StatusOr<Fit> (*from_text)(const std::string&)) {
