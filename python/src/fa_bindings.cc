@@ -38,8 +38,7 @@ DataMatrix SampleModel(const FaModel& m, Eigen::Index n, std::optional<std::uint
 
 void RegisterFactorAnalysis(py::module_& m) {
   DefFit<&FaOptions, &MakeFaFitTask>(m, "fit_fa", "Fits factor analysis");
-  BindModel<FaFit, &FaModelIo::FromJson>(m, "FaModel",
-                                         "A fitted factor analysis model (a dpem-fa file).")
+  BindModel<FaFit>(m, "FaModel", "A fitted factor analysis model (a dpem-fa file).")
       .def_property_readonly("mean", [](const FaModel& f) { return f.fit.parameters.mean; })
       .def_property_readonly("loadings", [](const FaModel& f) { return f.fit.parameters.loadings; })
       .def_property_readonly("noise_variances",

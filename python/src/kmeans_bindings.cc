@@ -32,8 +32,7 @@ using KmeansModel = FittedModel<KmeansFit>;
 
 void RegisterKmeans(py::module_& m) {
   DefFit<&KmeansOptions, &MakeKmeansFitTask>(m, "fit_kmeans", "Fits k-means");
-  BindModel<KmeansFit, &KmeansModelIo::FromJson>(m, "KmeansModel",
-                                                 "A fitted k-means model (a dpem-kmeans file).")
+  BindModel<KmeansFit>(m, "KmeansModel", "A fitted k-means model (a dpem-kmeans file).")
       .def_property_readonly("centres", [](const KmeansModel& k) { return k.fit.centres; })
       .def("nicv", RowsMethod<KmeansModel>([](const KmeansModel& k, const DataMatrix& x) {
              return Nicv(k.fit.centres, x, k.fit.domain.center);
