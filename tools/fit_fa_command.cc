@@ -28,16 +28,15 @@ struct FitFaFlags {
   double variance_floor = 1e-6;
 };
 
-const FitFlagTable& Table() {
-  static const FitFlagTable table{
-      .command = "fit fa",
-      .description = "Fit factor analysis x = c + W z + e (one private release of the second "
-                     "moment, then EM) and write a model file.",
-      .epsilon_help = "Privacy budget epsilon (> 0) of the one release, or inf for plain EM",
-      .delta_help = "delta, in (0, 1); required for private fits",
-      .accountant_help = {},  // One release, certified by its exact profile: no choice.
-  };
-  return table;
+// fit fa's line in dpem fit --help, and the help of the shared flags whose
+// meaning is its own; no --accountant (one release, certified by its exact
+// profile: no choice).
+FitFlagTable Table() {
+  return {.description =
+              "Fit factor analysis x = c + W z + e (one private release of the "
+              "second moment, then EM) and write a model file.",
+          .epsilon_help = "Privacy budget epsilon (> 0) of the one release, or inf for plain EM",
+          .delta_help = "delta, in (0, 1); required for private fits"};
 }
 
 StatusOr<FaFitOptions> OptionsFromFlags(FitFaFlags& f) {
@@ -64,26 +63,25 @@ StatusOr<FaFitOptions> OptionsFromFlags(FitFaFlags& f) {
 
 // "dpem fit fa: iteration 3/10, ..." on a terminal. The log-likelihood shown
 // is of the released (noisy) matrix: post-processing.
-std::function<void(int, double)> ProgressLine(const FitFaFlags& f, int iterations) {
-  auto print = ProgressPrinter(Table(), f.fit,
+std::function<void(int, double)> ProgressLine(const FitFlagTable& table, const FitFaFlags& f,
+                                              int iterations) {
+  auto print = ProgressPrinter(table, f.fit,
                                "mean log-likelihood of the (released) second moment, unit ball");
   if (!print) return nullptr;
   return [print, iterations](int it, double ll) { print(it, iterations, ll); };
 }
 
-Status RunFitFa(FitFaFlags& f) {
-  DPEM_ASSIGN_OR_RETURN(FaFitOptions options, OptionsFromFlags(f));
-  DPEM_ASSIGN_OR_RETURN(FitRequest request, FitRequestFromFlags(Table(), f.fit));
-  request.check_shape = [factors = options.em.factors, input = f.fit.input](Eigen::Index,
-                                                                             Eigen::Index d) {
+// The check that L <= d, once the data's d is known, and the fit's progress
+// line (ProgressLine).
+void Prepare(const FitFlagTable& table, const FitFaFlags& f, FaFitOptions& o, FitRequest& request) {
+  request.check_shape = [factors = o.em.factors, input = f.fit.input](Eigen::Index,
+                                                                      Eigen::Index d) {
     if (factors <= d) return OkStatus();
     return InvalidArgumentError("--factors: L = " + std::to_string(factors) +
                                 " exceeds the number of columns d = " + std::to_string(d) +
                                 " of " + input);
   };
-  options.em.progress = ProgressLine(f, options.em.iterations);
-  FaFitTask task = MakeFaFitTask(std::move(options));
-  return RunFit(task, request);
+  o.em.progress = ProgressLine(table, f, o.em.iterations);
 }
 
 // The options of fit fa besides the shared ones.
@@ -108,30 +106,31 @@ void AddOptions(CLI::App* app, FitFaFlags& f) {
 
 }  // namespace
 
-Command AddFitFaCommand(CLI::App& fit) {
-  return AddFitCommand(fit, "fa", Table(), AddOptions, RunFitFa);
-}
-
 Status ScoreFaModel(const ModelCommandFlags& f) {
-  DPEM_ASSIGN_OR_RETURN(const FaFit fit, ReadFaModel(f.model));
+  DPEM_ASSIGN_OR_RETURN(const FaFit fit, FaModelIo::Read(f.model));
   return ScoreLogLikelihood(f, fit.parameters.dimension(), [&](const DataMatrix& x) {
     return FaMeanLogLikelihood(fit.parameters, x);
   });
 }
 
 Status SampleFaModel(const ModelCommandFlags& f) {
-  DPEM_ASSIGN_OR_RETURN(const FaFit fit, ReadFaModel(f.model));
+  DPEM_ASSIGN_OR_RETURN(const FaFit fit, FaModelIo::Read(f.model));
   return WriteSample(f, [&](Eigen::Index n, Generator& gen) {
     return FaSample(fit.parameters, n, gen);
   });
 }
 
 Status TransformFaModel(const ModelCommandFlags& f) {
-  DPEM_ASSIGN_OR_RETURN(const FaFit fit, ReadFaModel(f.model));
+  DPEM_ASSIGN_OR_RETURN(const FaFit fit, FaModelIo::Read(f.model));
   return WritePerRecord(
       f, fit.parameters.dimension(),
       [&](const DataMatrix& x) { return FaTransform(fit.parameters, x); },
       [&](const DataMatrix& z) { return WriteMatrix(f.output, z); });
+}
+
+Command AddFitFaCommand(CLI::App& fit) {
+  return AddModelFitCommand(fit, "fa", Table(), AddOptions, OptionsFromFlags, Prepare,
+                            MakeFaFitTask);
 }
 
 }  // namespace dpem::cli

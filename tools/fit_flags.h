@@ -7,8 +7,10 @@
 #ifndef DPEM_TOOLS_FIT_FLAGS_H_
 #define DPEM_TOOLS_FIT_FLAGS_H_
 
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 
@@ -39,7 +41,9 @@ struct FitFlags {
 // Which shared flags a subcommand offers, and the help of those whose
 // meaning depends on the model. An empty help leaves the flag out.
 struct FitFlagTable {
-  std::string command;        // "fit gmm": messages read "dpem fit gmm: ...".
+  // "fit gmm": messages read "dpem fit gmm: ..." (AddModelFitCommand fills
+  // it in from the subcommand's name).
+  std::string command = {};
   std::string description;    // The subcommand's line in dpem fit --help.
   std::string input_help = "Data: .csv (one record per row) or .npy";
   bool output = true;         // --output, the model file (required).
@@ -47,7 +51,7 @@ struct FitFlagTable {
   std::string epsilon_help;
   bool epsilon_required = true;
   std::string delta_help;
-  std::string accountant_help;
+  std::string accountant_help = {};  // Empty for a model with no choice.
   bool domain = true;               // --data-norm, --data-center, --bounds...
   bool data_norm_from_data = true;  // ... and --data-norm-from-data.
 };
@@ -68,6 +72,41 @@ Command AddFitCommand(CLI::App& fit, const std::string& name, const FitFlagTable
     add_options(app, flags);
   };
   return AddSubcommand<Flags>(fit, name, table.description, add_all, run);
+}
+
+// The action of a model's fit command: the model's options from its flags
+// (options_from_flags), the pipeline's request from the shared ones
+// (FitRequestFromFlags), then `prepare` (the model's progress printer, and
+// any note or check of the data's shape it adds to the request), then the
+// pipeline's RunFit on make_task(options).
+template <typename Flags, typename Options, typename Task>
+Status RunModelFit(const FitFlagTable& table, Flags& flags,
+                   StatusOr<Options> (*options_from_flags)(Flags&),
+                   void (*prepare)(const FitFlagTable&, const Flags&, Options&, FitRequest&),
+                   Task (*make_task)(Options)) {
+  DPEM_ASSIGN_OR_RETURN(Options options, options_from_flags(flags));
+  DPEM_ASSIGN_OR_RETURN(FitRequest request, FitRequestFromFlags(table, flags.fit));
+  prepare(table, flags, options, request);
+  Task task = make_task(std::move(options));
+  return RunFit(task, request);
+}
+
+// The command `dpem fit <name>` of a model fitted by the pipeline:
+// AddFitCommand with `table`, whose command ("fit <name>") is filled in
+// here; its action is RunModelFit with these functions.
+template <typename Flags, typename Options, typename Task>
+Command AddModelFitCommand(CLI::App& fit, const std::string& name, FitFlagTable table,
+                           void (*add_options)(CLI::App*, Flags&),
+                           StatusOr<Options> (*options_from_flags)(Flags&),
+                           void (*prepare)(const FitFlagTable&, const Flags&, Options&,
+                                           FitRequest&),
+                           Task (*make_task)(Options)) {
+  table.command = "fit " + name;
+  auto kept = std::make_shared<const FitFlagTable>(std::move(table));
+  return AddFitCommand(fit, name, *kept, add_options,
+                       [kept, options_from_flags, prepare, make_task](Flags& flags) {
+                         return RunModelFit(*kept, flags, options_from_flags, prepare, make_task);
+                       });
 }
 
 // The parsed --epsilon: a number >= kMinEpsilon or "inf"; +infinity when

@@ -28,17 +28,16 @@ struct FitGmmFlags {
   double covariance_floor = 1e-6;
 };
 
-const FitFlagTable& Table() {
-  static const FitFlagTable table{
-      .command = "fit gmm",
-      .description =
-          "Fit a Gaussian mixture by (differentially private) EM and write a model file.",
-      .epsilon_help = "Total privacy budget epsilon (> 0), or inf to fit plain EM without privacy",
-      .delta_help = "Total delta, in (0, 1); required for private fits",
-      .accountant_help = "Composition method calibrating the noise: " + AccountantNameList() +
-                         " (default: rdp, the tightest)",
-  };
-  return table;
+// fit gmm's line in dpem fit --help, and the help of the shared flags whose
+// meaning is its own.
+FitFlagTable Table() {
+  return {.description =
+              "Fit a Gaussian mixture by (differentially private) EM and write a model file.",
+          .epsilon_help =
+              "Total privacy budget epsilon (> 0), or inf to fit plain EM without privacy",
+          .delta_help = "Total delta, in (0, 1); required for private fits",
+          .accountant_help = "Composition method calibrating the noise: " + AccountantNameList() +
+                             " (default: rdp, the tightest)"};
 }
 
 // Flags whose parser is the model's own Parse* function.
@@ -84,13 +83,10 @@ StatusOr<GmmFitOptions> OptionsFromFlags(FitGmmFlags& f) {
   return o;
 }
 
-Status RunFitGmm(FitGmmFlags& f) {
-  DPEM_ASSIGN_OR_RETURN(GmmFitOptions options, OptionsFromFlags(f));
-  DPEM_ASSIGN_OR_RETURN(const FitRequest request, FitRequestFromFlags(Table(), f.fit));
-  options.progress = ReportPrinter(Table(), f.fit, "mean log-likelihood (unit ball)",
-                                   &GmmIterationReport::mean_log_likelihood);
-  GmmFitTask task = MakeGmmFitTask(std::move(options));
-  return RunFit(task, request);
+// The fit's progress line: each iteration's mean log-likelihood.
+void Prepare(const FitFlagTable& table, const FitGmmFlags& f, GmmFitOptions& o, FitRequest&) {
+  o.progress = ReportPrinter(table, f.fit, "mean log-likelihood (unit ball)",
+                             &GmmIterationReport::mean_log_likelihood);
 }
 
 void AddReleaseOptions(CLI::App* app, FitGmmFlags& f) {
@@ -155,7 +151,8 @@ CLI::App* AddFitParent(CLI::App& root) {
 }
 
 Command AddFitGmmCommand(CLI::App& fit) {
-  return AddFitCommand(fit, "gmm", Table(), AddOptions, RunFitGmm);
+  return AddModelFitCommand(fit, "gmm", Table(), AddOptions, OptionsFromFlags, Prepare,
+                            MakeGmmFitTask);
 }
 
 }  // namespace dpem::cli

@@ -27,19 +27,19 @@ struct FitKmeansFlags {
   std::optional<std::string> init;      // Unset: KmeansFitOptions::ResolvedInit().
 };
 
-const FitFlagTable& Table() {
-  static const FitFlagTable table{
-      .command = "fit kmeans",
-      .description = "Fit k-means by (differentially private) Lloyd iterations and write a model "
-                     "file (park2016 Sec. 6; DPLloyd of Su et al. 2016).",
-      .epsilon_help = "Total privacy budget epsilon (> 0), or inf for plain Lloyd",
-      .delta_help = "Total delta in (0, 1): required by cdp-gauss, cdp-laplace and dplloyd-zcdp; "
-                    "not used by dplloyd (pure epsilon-DP)",
-      .accountant_help = "Composition of cdp-gauss and cdp-laplace: " + AccountantNameList() +
-                         " (default rdp)",
-      .data_norm_from_data = false,
-  };
-  return table;
+// fit kmeans's line in dpem fit --help, and the help of the shared flags
+// whose meaning is its own; no --data-norm-from-data.
+FitFlagTable Table() {
+  return {.description =
+              "Fit k-means by (differentially private) Lloyd iterations and write "
+              "a model file (park2016 Sec. 6; DPLloyd of Su et al. 2016).",
+          .epsilon_help = "Total privacy budget epsilon (> 0), or inf for plain Lloyd",
+          .delta_help =
+              "Total delta in (0, 1): required by cdp-gauss, cdp-laplace and "
+              "dplloyd-zcdp; not used by dplloyd (pure epsilon-DP)",
+          .accountant_help = "Composition of cdp-gauss and cdp-laplace: " + AccountantNameList() +
+                             " (default rdp)",
+          .data_norm_from_data = false};
 }
 
 Status PrivacyFlagsInto(FitKmeansFlags& f, KmeansFitOptions& o) {
@@ -76,17 +76,13 @@ StatusOr<KmeansFitOptions> OptionsFromFlags(FitKmeansFlags& f) {
   return o;
 }
 
-Status RunFitKmeans(FitKmeansFlags& f) {
-  DPEM_ASSIGN_OR_RETURN(KmeansFitOptions options, OptionsFromFlags(f));
-  DPEM_ASSIGN_OR_RETURN(const FitRequest request, FitRequestFromFlags(Table(), f.fit));
-  if (!f.fit.quiet && options.method == KmeansMethod::kDplloyd && f.fit.delta &&
-      options.IsPrivate()) {
+// A note that dplloyd does not use --delta, and the fit's progress line:
+// each iteration's NICV.
+void Prepare(const FitFlagTable& table, const FitKmeansFlags& f, KmeansFitOptions& o, FitRequest&) {
+  if (!f.fit.quiet && o.method == KmeansMethod::kDplloyd && f.fit.delta && o.IsPrivate()) {
     std::cerr << "dpem fit kmeans: note: dplloyd is pure epsilon-DP; --delta is not used\n";
   }
-  options.progress = ReportPrinter(Table(), f.fit, "NICV (unit ball)",
-                                   &KmeansIterationReport::nicv);
-  KmeansFitTask task = MakeKmeansFitTask(std::move(options));
-  return RunFit(task, request);
+  o.progress = ReportPrinter(table, f.fit, "NICV (unit ball)", &KmeansIterationReport::nicv);
 }
 
 // The options of fit kmeans besides the shared ones.
@@ -115,12 +111,8 @@ void AddOptions(CLI::App* app, FitKmeansFlags& f) {
 
 }  // namespace
 
-Command AddFitKmeansCommand(CLI::App& fit) {
-  return AddFitCommand(fit, "kmeans", Table(), AddOptions, RunFitKmeans);
-}
-
 Status ScoreKmeansModel(const ModelCommandFlags& f) {
-  DPEM_ASSIGN_OR_RETURN(const KmeansFit fit, ReadKmeansModel(f.model));
+  DPEM_ASSIGN_OR_RETURN(const KmeansFit fit, KmeansModelIo::Read(f.model));
   return ScoreData(f, fit.centres.cols(), "nicv", "normalised intra-cluster variance (NICV)",
                    [&](const DataMatrix& x) { return Nicv(fit.centres, x, fit.domain.center); });
 }
@@ -128,7 +120,7 @@ Status ScoreKmeansModel(const ModelCommandFlags& f) {
 Status PredictKmeansModel(const ModelCommandFlags& f) {
   if (f.proba) return InvalidArgumentError("--proba: does not apply to k-means models");
   if (!f.output.empty() && IsCliRank0()) DPEM_RETURN_IF_ERROR(internal::CheckCanCreate(f.output));
-  DPEM_ASSIGN_OR_RETURN(const KmeansFit fit, ReadKmeansModel(f.model));
+  DPEM_ASSIGN_OR_RETURN(const KmeansFit fit, KmeansModelIo::Read(f.model));
   const auto per_record = [&](const DataMatrix& x) -> StatusOr<DataMatrix> {
     DPEM_ASSIGN_OR_RETURN(const Eigen::VectorXi local, NearestCentreLabels(fit.centres, x));
     return DataMatrix(local.cast<double>());
@@ -141,6 +133,11 @@ Status PredictKmeansModel(const ModelCommandFlags& f) {
     std::cout << out;
     return OkStatus();
   });
+}
+
+Command AddFitKmeansCommand(CLI::App& fit) {
+  return AddModelFitCommand(fit, "kmeans", Table(), AddOptions, OptionsFromFlags, Prepare,
+                            MakeKmeansFitTask);
 }
 
 }  // namespace dpem::cli

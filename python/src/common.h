@@ -26,6 +26,7 @@
 #include "dpem/data/matrix.h"
 #include "dpem/data/row_source.h"
 #include "dpem/engine/engine.h"
+#include "dpem/models/model_io.h"
 #include "dpem/pipeline/fit_pipeline.h"
 #include "dpem/random/generator.h"
 #include "dpem/status.h"
@@ -147,8 +148,9 @@ struct FittedModel {
 };
 
 // Binds FittedModel<Fit> as `name`, with the static from_json(text) that
-// parses a model file's text by Parse (ValueError for a bad file).
-template <typename Fit, auto Parse>
+// parses a model file's text by Parse (ValueError for a bad file): by
+// default the model's ModelIo<Fit>::FromJson (dpem/models/model_io.h).
+template <typename Fit, auto Parse = &ModelIo<Fit>::FromJson>
 py::class_<FittedModel<Fit>> BindModel(py::module_& m, const char* name, const char* doc) {
   return py::class_<FittedModel<Fit>>(m, name, doc)
       .def_static(

@@ -1,5 +1,5 @@
 // Factor analysis for Python: a private fit through the pipeline
-// (MakeFaFitTask), and a model parsed from its model file (FaModelFromJson)
+// (MakeFaFitTask), and a model parsed from its model file (FaModelIo::FromJson)
 // that scores, transforms and samples as `dpem score`, `dpem transform` and
 // `dpem sample` do (and gives each record's log-density, FaLogDensities).
 #include <pybind11/eigen.h>
@@ -38,11 +38,9 @@ DataMatrix SampleModel(const FaModel& m, Eigen::Index n, std::optional<std::uint
 
 void RegisterFactorAnalysis(py::module_& m) {
   DefFit<&FaOptions, &MakeFaFitTask>(m, "fit_fa", "Fits factor analysis");
-  BindModel<FaFit, &FaModelFromJson>(m, "FaModel",
-                                     "A fitted factor analysis model (a dpem-fa file).")
+  BindModel<FaFit>(m, "FaModel", "A fitted factor analysis model (a dpem-fa file).")
       .def_property_readonly("mean", [](const FaModel& f) { return f.fit.parameters.mean; })
-      .def_property_readonly("loadings",
-                             [](const FaModel& f) { return f.fit.parameters.loadings; })
+      .def_property_readonly("loadings", [](const FaModel& f) { return f.fit.parameters.loadings; })
       .def_property_readonly("noise_variances",
                              [](const FaModel& f) { return f.fit.parameters.noise_variances; })
       .def("score", OfParameters<FaModel, &FaMeanLogLikelihood>())

@@ -1,5 +1,5 @@
 // Gaussian mixtures for Python: a private fit through the pipeline
-// (MakeGmmFitTask), and a model parsed from its model file (GmmModelFromJson)
+// (MakeGmmFitTask), and a model parsed from its model file (GmmModelIo::FromJson)
 // that scores, predicts and samples with the library's functions, so that a
 // model scores the same in Python and in `dpem score`.
 #include <pybind11/eigen.h>
@@ -61,8 +61,7 @@ py::tuple SampleModel(const GmmModel& m, Eigen::Index n, std::optional<std::uint
 
 void RegisterGmm(py::module_& m) {
   DefFit<&GmmOptions, &MakeGmmFitTask>(m, "fit_gmm", "Fits a Gaussian mixture");
-  BindModel<GmmFit, &GmmModelFromJson>(m, "GmmModel",
-                                       "A fitted Gaussian mixture (a dpem-gmm model file).")
+  BindModel<GmmFit>(m, "GmmModel", "A fitted Gaussian mixture (a dpem-gmm model file).")
       .def_property_readonly("weights", [](const GmmModel& g) { return g.fit.parameters.weights; })
       .def_property_readonly("means", [](const GmmModel& g) { return g.fit.parameters.means; })
       .def_property_readonly("covariances", &Covariances)

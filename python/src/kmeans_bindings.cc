@@ -1,6 +1,6 @@
 // k-means for Python: a private fit through the pipeline
 // (MakeKmeansFitTask), and a model parsed from its model file
-// (KmeansModelFromJson) that assigns records and computes the NICV exactly
+// (KmeansModelIo::FromJson) that assigns records and computes the NICV exactly
 // as `dpem predict` and `dpem score` do.
 #include <pybind11/eigen.h>
 #include <pybind11/stl.h>
@@ -32,8 +32,7 @@ using KmeansModel = FittedModel<KmeansFit>;
 
 void RegisterKmeans(py::module_& m) {
   DefFit<&KmeansOptions, &MakeKmeansFitTask>(m, "fit_kmeans", "Fits k-means");
-  BindModel<KmeansFit, &KmeansModelFromJson>(m, "KmeansModel",
-                                             "A fitted k-means model (a dpem-kmeans file).")
+  BindModel<KmeansFit>(m, "KmeansModel", "A fitted k-means model (a dpem-kmeans file).")
       .def_property_readonly("centres", [](const KmeansModel& k) { return k.fit.centres; })
       .def("nicv", RowsMethod<KmeansModel>([](const KmeansModel& k, const DataMatrix& x) {
              return Nicv(k.fit.centres, x, k.fit.domain.center);

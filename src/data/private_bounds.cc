@@ -269,22 +269,26 @@ StatusOr<double> PrivateQuantile(std::span<const double> sorted, double q,
                                  double epsilon, int refinement_points,
                                  const std::string& label, Generator& gen,
                                  PrivacyLedger& ledger, double coarse_share,
-                                 RefinementGrid grid_kind) {
+                                 RefinementGrid grid) {
   return internal::PrivateTableQuantile(sorted, static_cast<std::int64_t>(sorted.size()), nullptr,
-                                        q, breakpoints, include_lower, epsilon,
-                                        refinement_points, label, gen, ledger, coarse_share,
-                                        grid_kind);
+                                        {.q = q,
+                                         .breakpoints = breakpoints,
+                                         .include_lower = include_lower,
+                                         .epsilon = epsilon,
+                                         .refinement_points = refinement_points,
+                                         .label = label,
+                                         .coarse_share = coarse_share,
+                                         .grid = grid},
+                                        gen, ledger);
 }
 
 namespace internal {
 
 StatusOr<double> PrivateTableQuantile(std::span<const double> sorted, std::int64_t n,
-                                      const Collective* c, double q,
-                                      std::span<const double> breakpoints, bool include_lower,
-                                      double epsilon, int refinement_points,
-                                      const std::string& label, Generator& gen,
-                                      PrivacyLedger& ledger, double coarse_share,
-                                      RefinementGrid grid_kind) {
+                                      const Collective* c, const QuantileQuery& query,
+                                      Generator& gen, PrivacyLedger& ledger) {
+  const auto& [q, breakpoints, include_lower, epsilon, refinement_points, label, coarse_share,
+               grid_kind] = query;
   if (n < 1 || breakpoints.size() < 2 || !(q > 0.0 && q < 1.0)) {
     return InvalidArgumentError("PrivateQuantile: empty data, < 2 breakpoints or q not in (0, 1)");
   }
@@ -340,20 +344,33 @@ StatusOr<PrivateBounds> ReleasePrivateBounds(const RowSource& x,
     std::sort(v.begin(), v.end());
     DPEM_ASSIGN_OR_RETURN(out.domain.center(j),
                           internal::PrivateTableQuantile(
-                              v, x.rows(), x.collective(), 0.5, signed_grid, true, e_median,
-                              options.refinement_points,
-                              "bounds / centre[" + std::to_string(j) + "] median", gen,
-                              out.ledger, kQuantileCoarseShare, RefinementGrid::kLinear));
+                              v, x.rows(), x.collective(),
+                              {.q = 0.5,
+                               .breakpoints = signed_grid,
+                               .include_lower = true,
+                               .epsilon = e_median,
+                               .refinement_points = options.refinement_points,
+                               .label = "bounds / centre[" + std::to_string(j) + "] median",
+                               .coarse_share = kQuantileCoarseShare,
+                               .grid = RefinementGrid::kLinear},
+                              gen, out.ledger));
   }
   // Columns are sorted independently now; recover the rows from the source.
   cols = ReadColumns(x);
   const std::vector<double> norms = SortedDistances(cols, out.domain.center);
+  const std::vector<double> radius_grid = BoundsBreakpoints(false);
   DPEM_ASSIGN_OR_RETURN(const double radius_quantile,
                         internal::PrivateTableQuantile(
-                            norms, x.rows(), x.collective(), options.quantile,
-                            BoundsBreakpoints(false), false, options.epsilon * kBoundsRadiusShare,
-                            kRadiusRefinementPoints, "bounds / radius quantile", gen, out.ledger,
-                            kRadiusCoarseShare, RefinementGrid::kLog2));
+                            norms, x.rows(), x.collective(),
+                            {.q = options.quantile,
+                             .breakpoints = radius_grid,
+                             .include_lower = false,
+                             .epsilon = options.epsilon * kBoundsRadiusShare,
+                             .refinement_points = kRadiusRefinementPoints,
+                             .label = "bounds / radius quantile",
+                             .coarse_share = kRadiusCoarseShare,
+                             .grid = RefinementGrid::kLog2},
+                            gen, out.ledger));
   out.domain.data_norm = options.radius_inflation * radius_quantile;
   DPEM_RETURN_IF_ERROR(ReleaseOutsideCount(norms, out.domain.data_norm,
                                            options.epsilon * kBoundsOutsideShare, x, gen, out));

@@ -16,19 +16,31 @@ namespace dpem::internal {
 // cannot be read (no permission, a read error).
 StatusOr<std::string> ReadFileToString(const std::string& path);
 
+// The base of a class that owns an operating-system resource (a mapping, a
+// file descriptor): moved by construction only, the moved-from object giving
+// the resource up; never copied or assigned.
+class MoveOnlyResource {
+ public:
+  MoveOnlyResource(const MoveOnlyResource&) = delete;
+  MoveOnlyResource& operator=(const MoveOnlyResource&) = delete;
+  MoveOnlyResource& operator=(MoveOnlyResource&&) = delete;
+
+ protected:
+  MoveOnlyResource() = default;
+  MoveOnlyResource(MoveOnlyResource&&) = default;
+  ~MoveOnlyResource() = default;
+};
+
 // A regular file mapped read-only into memory (mmap), so that data larger
 // than memory is paged in as it is read. Move-only; unmaps on destruction.
 // Thread safety: data() may be read concurrently.
-class MappedFile {
+class MappedFile : private MoveOnlyResource {
  public:
   // NotFound if `path` does not exist; IoError if it cannot be opened or
   // mapped, or is not a regular file (a pipe, a directory). An empty file
   // maps to an empty view.
   static StatusOr<MappedFile> Open(const std::string& path);
   MappedFile(MappedFile&& other) noexcept;
-  MappedFile& operator=(MappedFile&&) = delete;
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
   ~MappedFile();
 
   // The file's bytes.
@@ -44,15 +56,12 @@ class MappedFile {
 // over its final name by Commit(), so readers never see a partial file and a
 // failure leaves nothing at `path`. Destroying an uncommitted writer removes
 // the temporary. Concurrent writers of one path in one process collide.
-class AtomicFileWriter {
+class AtomicFileWriter : private MoveOnlyResource {
  public:
   // Creates the temporary; IoError naming `path` if that fails (for example
   // because the directory is missing or not writable).
   static StatusOr<AtomicFileWriter> Create(const std::string& path);
   AtomicFileWriter(AtomicFileWriter&& other) noexcept;
-  AtomicFileWriter& operator=(AtomicFileWriter&&) = delete;
-  AtomicFileWriter(const AtomicFileWriter&) = delete;
-  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
   ~AtomicFileWriter();
 
   // Appends `bytes`; IoError naming the final path on failure.

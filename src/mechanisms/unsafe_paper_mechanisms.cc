@@ -10,11 +10,23 @@
 namespace dpem {
 namespace {
 
-Status Refusal(std::string_view mechanism, std::string_view defect) {
+// An unsafe mechanism: its name, for messages, and the part of its output
+// whose support depends on the data.
+struct UnsafeMechanism {
+  std::string_view name;
+  std::string_view defect;
+};
+
+constexpr UnsafeMechanism kGammaVariance{"park2016 Gamma variance mechanism",
+                                         "the output's lower end (the true variance)"};
+constexpr UnsafeMechanism kWishartCovariance{"park2016 Wishart covariance mechanism",
+                                             "the output's support {S : S - Sigma > 0}"};
+
+Status Refusal(const UnsafeMechanism& mechanism) {
   return FailedPreconditionError(
-      std::string(mechanism) +
+      std::string(mechanism.name) +
       " is not differentially private: its noise is one-sided, so " +
-      std::string(defect) +
+      std::string(mechanism.defect) +
       " depends on the data and neighbouring data sets have different output "
       "supports (unbounded privacy loss; see privacy-notes). It is available "
       "only for reproducing park2016, with allow_unsafe = true");
@@ -27,11 +39,11 @@ Status ValidateBudget(std::string_view mechanism, double sensitivity,
   return internal::CheckFinitePositive(epsilon, name + ": epsilon");
 }
 
-// Refusal(mechanism, defect) unless allow_unsafe; then ValidateBudget.
-Status CheckUnsafeCall(std::string_view mechanism, std::string_view defect, bool allow_unsafe,
-                       double sensitivity, double epsilon) {
-  if (!allow_unsafe) return Refusal(mechanism, defect);
-  return ValidateBudget(mechanism, sensitivity, epsilon);
+// Refusal(mechanism) unless allow_unsafe; then ValidateBudget.
+Status CheckUnsafeCall(const UnsafeMechanism& mechanism, bool allow_unsafe, double sensitivity,
+                       double epsilon) {
+  if (!allow_unsafe) return Refusal(mechanism);
+  return ValidateBudget(mechanism.name, sensitivity, epsilon);
 }
 
 // The paper's claim, recorded as an epsilon-DP Laplace release and labelled.
@@ -58,12 +70,9 @@ Status ReleaseVarianceGammaUnsafe(double& variance, double sensitivity,
                                   double epsilon, Generator& gen,
                                   PrivacyLedger& ledger, bool allow_unsafe,
                                   const std::string& label) {
-  constexpr char kName[] = "park2016 Gamma variance mechanism";
-  DPEM_RETURN_IF_ERROR(
-      CheckUnsafeCall(kName, "the output's lower end (the true variance)", allow_unsafe,
-                      sensitivity, epsilon));
+  DPEM_RETURN_IF_ERROR(CheckUnsafeCall(kGammaVariance, allow_unsafe, sensitivity, epsilon));
   if (!std::isfinite(variance)) {
-    return InvalidArgumentError(std::string(kName) + ": variance not finite");
+    return InvalidArgumentError(std::string(kGammaVariance.name) + ": variance not finite");
   }
   // park2016 eq. (16): Y ~ Gam(1, beta), rate beta = epsilon / sensitivity.
   DPEM_ASSIGN_OR_RETURN(const double noise,
@@ -78,11 +87,8 @@ Status ReleaseCovarianceWishartUnsafe(Eigen::MatrixXd& cov, double sensitivity,
                                       double epsilon, Generator& gen,
                                       PrivacyLedger& ledger, bool allow_unsafe,
                                       const std::string& label) {
-  constexpr char kName[] = "park2016 Wishart covariance mechanism";
-  DPEM_RETURN_IF_ERROR(
-      CheckUnsafeCall(kName, "the output's support {S : S - Sigma > 0}", allow_unsafe,
-                      sensitivity, epsilon));
-  DPEM_RETURN_IF_ERROR(ValidateSymmetricMatrix(cov, kName));
+  DPEM_RETURN_IF_ERROR(CheckUnsafeCall(kWishartCovariance, allow_unsafe, sensitivity, epsilon));
+  DPEM_RETURN_IF_ERROR(ValidateSymmetricMatrix(cov, kWishartCovariance.name));
   const Eigen::Index d = cov.rows();
   // park2016 eq. (17)-(18), (27): Z Z^T ~ W_d(d + 1, lambda I),
   // lambda = sensitivity / (2 epsilon).

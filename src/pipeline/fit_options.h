@@ -1,6 +1,6 @@
 // The checks of fit options that every model makes alike: the number of
 // components K, of iterations J and the budget epsilon, first in each
-// model's Validate. Private to the library.
+// model's Validate; and the names of the starts. Private to the library.
 //
 // Thread safety: pure functions.
 #ifndef DPEM_PIPELINE_FIT_OPTIONS_H_
@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "dpem/status.h"
+#include "internal/enum_names.h"
 
 namespace dpem::internal {
 
@@ -28,6 +29,13 @@ inline Status ValidateCommonFitOptions(int components, int iterations, double ep
   }
   return OkStatus();
 }
+
+// The names of the starting points that GmmInit and KmeansInit share, in the
+// order their parsers list them.
+template <typename Init>
+inline constexpr EnumName<Init> kStartNames[] = {{Init::kRandom, "random"},
+                                                 {Init::kKmeansPlusPlus, "kmeans++"},
+                                                 {Init::kPrivate, "private"}};
 
 }  // namespace dpem::internal
 

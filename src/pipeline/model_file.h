@@ -1,10 +1,11 @@
 // The parts every model file shares, written and read by one piece of code:
 // the format and version, the model's name, n and the iterations, the data
 // transform (the public domain) and the privacy block (the guarantee with
-// its ledger, and the seed). A model's own writer adds its parameters and
-// its own privacy fields (mechanisms, noise multipliers) to what
-// ModelFileToJson returns; its own reader reads them after
-// ModelFileFromJson. Private to the library.
+// its ledger, and the seed). A model's ModelFileFormat adds its parameters
+// and its own privacy fields (mechanisms, noise multipliers) to what
+// ModelFileToJson returns, and reads them after ModelFileFromJson; the
+// functions of ModelIo (dpem/models/model_io.h) are defined here once for
+// every model. Private to the library.
 //
 // The shared layout (keys in the file are sorted; * only in a private
 // model's file, + only in a seeded fit's):
@@ -39,6 +40,7 @@
 #include "dpem/accounting/accountant.h"
 #include "dpem/accounting/guarantee.h"
 #include "dpem/data/domain.h"
+#include "dpem/models/model_io.h"
 #include "dpem/status.h"
 #include "internal/file_util.h"
 #include "internal/json_fields.h"
@@ -130,8 +132,8 @@ StatusOr<Fit> ModelFromText(const std::string& text,
   }
 }
 
-// Reads the model file at `path` with `from_text` (a model's
-// ...ModelFromJson); NotFound / IoError, or InvalidArgument naming the path.
+// Reads the model file at `path` with `from_text` (ModelIo<Fit>::FromJson);
+// NotFound / IoError, or InvalidArgument naming the path.
 template <typename Fit>
 StatusOr<Fit> ReadModelFile(const std::string& path,
                             StatusOr<Fit> (*from_text)(const std::string&)) {
@@ -141,6 +143,62 @@ StatusOr<Fit> ReadModelFile(const std::string& path,
   return fit;
 }
 
+// What a model adds to the shared parts of its files: each model defines
+// the three members for its Fit in its _model_io.cc, before instantiating
+// ModelIo<Fit> there.
+template <typename Fit>
+struct ModelFileFormat {
+  // The model's schema.
+  static const ModelFileSchema kSchema;
+  // Adds the model's own fields (its parameters under their keys, its own
+  // privacy fields under "privacy") to `model`, which holds the shared ones.
+  static void AddFields(const Fit& fit, nlohmann::json& model);
+  // Reads and checks the model's own fields of `model` into `fit`, which
+  // holds the shared ones; InvalidArgument naming the first problem.
+  static Status ReadFields(const nlohmann::json& model, Fit& fit);
+};
+
+// Reads a parsed model file of the model whose fits are of type Fit: the
+// shared fields (FitFromModelFile), then the model's own.
+template <typename Fit>
+StatusOr<Fit> FitFromModelJson(const nlohmann::json& model) {
+  using Format = ModelFileFormat<Fit>;
+  DPEM_ASSIGN_OR_RETURN(Fit fit, FitFromModelFile<Fit>(model, Format::kSchema));
+  DPEM_RETURN_IF_ERROR(Format::ReadFields(model, fit));
+  return fit;
+}
+
 }  // namespace dpem::internal
+
+namespace dpem {
+
+// The functions of ModelIo<Fit> (dpem/models/model_io.h), the same for every
+// model: a model's _model_io.cc defines ModelFileFormat<Fit>, then
+// instantiates ModelIo<Fit> from these.
+
+template <typename Fit>
+std::string ModelIo<Fit>::ToJson(const Fit& fit) {
+  using Format = internal::ModelFileFormat<Fit>;
+  nlohmann::json model = internal::ModelFileToJson(Format::kSchema, fit);
+  Format::AddFields(fit, model);
+  return internal::ModelFileText(model);
+}
+
+template <typename Fit>
+StatusOr<Fit> ModelIo<Fit>::FromJson(const std::string& text) {
+  return internal::ModelFromText(text, &internal::FitFromModelJson<Fit>);
+}
+
+template <typename Fit>
+Status ModelIo<Fit>::Write(const std::string& path, const Fit& fit) {
+  return internal::WriteFileAtomically(path, ToJson(fit));
+}
+
+template <typename Fit>
+StatusOr<Fit> ModelIo<Fit>::Read(const std::string& path) {
+  return internal::ReadModelFile(path, &FromJson);
+}
+
+}  // namespace dpem
 
 #endif  // DPEM_PIPELINE_MODEL_FILE_H_

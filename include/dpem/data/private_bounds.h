@@ -188,18 +188,27 @@ std::vector<std::int64_t> RankUtilities(std::span<const double> sorted,
                                         std::span<const double> candidates, std::int64_t t);
 
 namespace internal {
+// A PrivateQuantile query: its arguments besides the data, the generator and
+// the ledger.
+struct QuantileQuery {
+  double q = 0.5;
+  std::span<const double> breakpoints;
+  bool include_lower = true;
+  double epsilon = 0.0;
+  int refinement_points = 0;
+  std::string label;
+  double coarse_share = kQuantileCoarseShare;
+  RefinementGrid grid = RefinementGrid::kLinear;
+};
+
 // PrivateQuantile of a table of `n` values of which this process holds the
 // ascending `sorted` (all n, or on a rank of a distributed fit its shard's,
 // with `c` its ranks; null for one process): the counts it needs are summed
 // over the ranks, so every rank draws the same result from the shared
 // generator stream.
 StatusOr<double> PrivateTableQuantile(std::span<const double> sorted, std::int64_t n,
-                                      const Collective* c, double q,
-                                      std::span<const double> breakpoints, bool include_lower,
-                                      double epsilon, int refinement_points,
-                                      const std::string& label, Generator& gen,
-                                      PrivacyLedger& ledger, double coarse_share,
-                                      RefinementGrid grid);
+                                      const Collective* c, const QuantileQuery& query,
+                                      Generator& gen, PrivacyLedger& ledger);
 }  // namespace internal
 
 // The coarse breakpoints: signed (-2^40 .. -2^-40, 0, 2^-40 .. 2^40) for

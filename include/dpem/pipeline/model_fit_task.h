@@ -14,6 +14,7 @@
 #include <string>
 #include <utility>
 
+#include "dpem/models/model_io.h"
 #include "dpem/pipeline/fit_pipeline.h"
 
 namespace dpem {
@@ -56,6 +57,17 @@ class ModelFitTask final : public FitTask {
   Options options_;
   Fitted fitted_;
 };
+
+// The task of a model fitted by `fit` over a row source, whose model file is
+// ModelIo<Fitted>::ToJson (dpem/models/model_io.h); `charged_delta` as in
+// ModelFitTask::Model (null: options.delta).
+template <typename Options, typename Fitted>
+ModelFitTask<Options, Fitted> MakeModelFitTask(
+    StatusOr<Fitted> (*fit)(const RowSource& x, const Options& options, Generator& gen),
+    Options options, double (*charged_delta)(const Options& options) = nullptr) {
+  return ModelFitTask<Options, Fitted>({fit, &ModelIo<Fitted>::ToJson, charged_delta},
+                                       std::move(options));
+}
 
 }  // namespace dpem
 

@@ -1,7 +1,8 @@
 // Factor analysis model files: see dpem/models/factor_analysis/fa_model_io.h.
 // The shared parts (format, version, n, iterations, domain, guarantee with
-// its ledger, seed) are written and read by pipeline/model_file.h; this file
-// adds the parameters and the mechanism's fields of a private fit.
+// its ledger, seed) are written and read by pipeline/model_file.h; this
+// file's ModelFileFormat<FaFit> adds the parameters and the mechanism's
+// fields of a private fit.
 #include "dpem/models/factor_analysis/fa_model_io.h"
 
 #include <limits>
@@ -18,20 +19,22 @@
 #include "pipeline/model_file.h"
 
 namespace dpem {
-namespace {
 
 using nlohmann::json;
 
 // The one release is accounted at the discrete Gaussian's Renyi curve
 // (rdp) whatever accountant the caller named; the iterations are bounded
 // only by the fit's int.
-constexpr internal::ModelFileSchema kSchema{
-    .format = kFaModelFormat,
-    .version = kFaModelVersion,
+template <>
+const internal::ModelFileSchema internal::ModelFileFormat<FaFit>::kSchema{
+    .format = "dpem-fa",
+    .version = 1,
     .model = "factor_analysis",
     .description = "factor analysis",
     .max_iterations = std::numeric_limits<int>::max(),
     .fixed_accountant = AccountantKind::kRdp};
+
+namespace {
 
 json ParametersToJson(const FaParameters& p) {
   return {{"mean", internal::AsStdVector(p.mean)},
@@ -68,8 +71,22 @@ Status CheckLedger(const FaGuarantee& g) {
   return OkStatus();
 }
 
-StatusOr<FaFit> FitFrom(const json& model) {
-  DPEM_ASSIGN_OR_RETURN(FaFit fit, internal::FitFromModelFile<FaFit>(model, kSchema));
+}  // namespace
+
+template <>
+void internal::ModelFileFormat<FaFit>::AddFields(const FaFit& fit, json& model) {
+  const FaParameters& p = fit.parameters;
+  model["dimension"] = p.dimension();
+  model["factors"] = p.factors();
+  model["parameters"] = ParametersToJson(p);
+  if (fit.guarantee.is_private) {
+    model["privacy"]["mechanism"] = "analyze-gauss";
+    model["privacy"]["noise_multiplier"] = fit.guarantee.noise_multiplier;
+  }
+}
+
+template <>
+Status internal::ModelFileFormat<FaFit>::ReadFields(const json& model, FaFit& fit) {
   DPEM_ASSIGN_OR_RETURN(fit.parameters, ParametersFrom(model));
   DPEM_RETURN_IF_ERROR(internal::CheckCenterLength(fit.domain, fit.parameters.dimension()));
   if (fit.guarantee.is_private) {
@@ -78,40 +95,13 @@ StatusOr<FaFit> FitFrom(const json& model) {
                           internal::NumberField(*privacy, "noise_multiplier"));
     DPEM_RETURN_IF_ERROR(CheckLedger(fit.guarantee));
   }
-  return fit;
+  return OkStatus();
 }
 
-}  // namespace
-
-std::string FaModelToJson(const FaFit& fit) {
-  const FaParameters& p = fit.parameters;
-  json model = internal::ModelFileToJson(kSchema, fit);
-  model["dimension"] = p.dimension();
-  model["factors"] = p.factors();
-  model["parameters"] = ParametersToJson(p);
-  if (fit.guarantee.is_private) {
-    model["privacy"]["mechanism"] = "analyze-gauss";
-    model["privacy"]["noise_multiplier"] = fit.guarantee.noise_multiplier;
-  }
-  return internal::ModelFileText(model);
-}
-
-StatusOr<FaFit> FaModelFromJson(const std::string& text) {
-  return internal::ModelFromText(text, FitFrom);
-}
-
-Status WriteFaModel(const std::string& path, const FaFit& fit) {
-  return internal::WriteFileAtomically(path, FaModelToJson(fit));
-}
-
-StatusOr<FaFit> ReadFaModel(const std::string& path) {
-  return internal::ReadModelFile(path, FaModelFromJson);
-}
+template struct ModelIo<FaFit>;
 
 FaFitTask MakeFaFitTask(FaFitOptions options) {
-  // FitFactorAnalysis over a row source (FitFactorAnalysis is overloaded for matrices too).
-  StatusOr<FaFit> (*fit)(const RowSource&, const FaFitOptions&, Generator&) = &FitFactorAnalysis;
-  return FaFitTask({fit, &FaModelToJson}, std::move(options));
+  return MakeModelFitTask<FaFitOptions, FaFit>(&FitFactorAnalysis, std::move(options));
 }
 
 }  // namespace dpem

@@ -34,7 +34,7 @@ FaFit TestFit() {
 
 TEST(FaModelIoTest, RoundTripsEveryField) {
   const FaFit fit = TestFit();
-  StatusOr<FaFit> back = FaModelFromJson(FaModelToJson(fit));
+  StatusOr<FaFit> back = FaModelIo::FromJson(FaModelIo::ToJson(fit));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->parameters.mean, fit.parameters.mean);
   EXPECT_EQ(back->parameters.loadings, fit.parameters.loadings);
@@ -58,20 +58,20 @@ TEST(FaModelIoTest, APrivateModelListsOneReleaseAfterItsDomains) {
   ASSERT_TRUE(with_bounds.Record({MechanismKind::kLaplace, 1.0, 8.0, "bounds / radius"}).ok());
   ASSERT_TRUE(with_bounds.Record(fit.guarantee.ledger.releases()[0]).ok());
   fit.guarantee.ledger = with_bounds;
-  EXPECT_TRUE(FaModelFromJson(FaModelToJson(fit)).ok());
+  EXPECT_TRUE(FaModelIo::FromJson(FaModelIo::ToJson(fit)).ok());
   FaFit none = TestFit();
   none.guarantee.ledger = PrivacyLedger();
-  EXPECT_FALSE(FaModelFromJson(FaModelToJson(none)).ok());
+  EXPECT_FALSE(FaModelIo::FromJson(FaModelIo::ToJson(none)).ok());
   FaFit two = TestFit();
   ASSERT_TRUE(two.guarantee.ledger.Record(two.guarantee.ledger.releases()[0]).ok());
-  EXPECT_FALSE(FaModelFromJson(FaModelToJson(two)).ok());
+  EXPECT_FALSE(FaModelIo::FromJson(FaModelIo::ToJson(two)).ok());
   FaFit above = TestFit();
   above.guarantee.epsilon = 1.5;
-  EXPECT_FALSE(FaModelFromJson(FaModelToJson(above)).ok());
+  EXPECT_FALSE(FaModelIo::FromJson(FaModelIo::ToJson(above)).ok());
 }
 
 TEST(FaModelIoTest, WritesTheDocumentedLayout) {
-  const json j = json::parse(FaModelToJson(TestFit()));
+  const json j = json::parse(FaModelIo::ToJson(TestFit()));
   EXPECT_EQ(j.at("format"), "dpem-fa");
   EXPECT_EQ(j.at("version"), 1);
   EXPECT_EQ(j.at("factors"), 2);
@@ -83,23 +83,23 @@ TEST(FaModelIoTest, WritesTheDocumentedLayout) {
 }
 
 TEST(FaModelIoTest, RejectsDamagedFiles) {
-  json j = json::parse(FaModelToJson(TestFit()));
-  EXPECT_FALSE(FaModelFromJson("{not json").ok());
+  json j = json::parse(FaModelIo::ToJson(TestFit()));
+  EXPECT_FALSE(FaModelIo::FromJson("{not json").ok());
   json wrong_format = j;
   wrong_format["format"] = "dpem-gmm";
-  EXPECT_EQ(FaModelFromJson(wrong_format.dump()).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(FaModelIo::FromJson(wrong_format.dump()).status().code(), StatusCode::kInvalidArgument);
   json missing = j;
   missing["parameters"].erase("noise_variances");
-  EXPECT_EQ(FaModelFromJson(missing.dump()).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(FaModelIo::FromJson(missing.dump()).status().code(), StatusCode::kInvalidArgument);
   json negative = j;
   negative["parameters"]["noise_variances"][1] = -0.2;
-  EXPECT_EQ(FaModelFromJson(negative.dump()).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(FaModelIo::FromJson(negative.dump()).status().code(), StatusCode::kInvalidArgument);
   json ragged = j;
   ragged["parameters"]["loadings"][2] = json::array({1.0});
-  EXPECT_EQ(FaModelFromJson(ragged.dump()).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(FaModelIo::FromJson(ragged.dump()).status().code(), StatusCode::kInvalidArgument);
   json mistyped = j;
   mistyped["n"] = "many";
-  EXPECT_EQ(FaModelFromJson(mistyped.dump()).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(FaModelIo::FromJson(mistyped.dump()).status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // GMM model files: see dpem/models/gmm/gmm_model_io.h. The shared parts
 // (format, version, n, iterations, domain, guarantee with its ledger, seed)
-// are written and read by pipeline/model_file.h; this file adds the
-// mixture's own: covariance type, estimator, start, parameters and the
-// mechanisms' fields of a private fit, and checks the ledger's length.
+// are written and read by pipeline/model_file.h; this file's
+// ModelFileFormat<GmmFit> adds the mixture's own: covariance type,
+// estimator, start, parameters and the mechanisms' fields of a private fit,
+// and checks the ledger's length.
 #include "dpem/models/gmm/gmm_model_io.h"
 
 #include <cmath>
@@ -20,14 +21,16 @@
 #include "pipeline/model_file.h"
 
 namespace dpem {
-namespace {
 
 using nlohmann::json;
 
 // Format, version, model, description, most iterations, no fixed accountant.
-constexpr internal::ModelFileSchema kSchema{kGmmModelFormat, kGmmModelVersion, "gaussian_mixture",
-                                            "Gaussian-mixture", internal::kMaxModelIterations,
-                                            std::nullopt};
+template <>
+const internal::ModelFileSchema internal::ModelFileFormat<GmmFit>::kSchema{
+    kGmmModelFormat, 1, "gaussian_mixture", "Gaussian-mixture", internal::kMaxModelIterations,
+    std::nullopt};
+
+namespace {
 
 json ParametersToJson(const GmmParameters& p) {
   json covariances = json::array();
@@ -129,23 +132,11 @@ Status CheckLedger(const GmmFit& fit) {
   return OkStatus();
 }
 
-StatusOr<GmmFit> FitFrom(const json& model) {
-  DPEM_ASSIGN_OR_RETURN(GmmFit fit, internal::FitFromModelFile<GmmFit>(model, kSchema));
-  DPEM_ASSIGN_OR_RETURN(fit.parameters, ParametersFrom(model));
-  DPEM_RETURN_IF_ERROR(internal::CheckCenterLength(fit.domain, fit.parameters.dimension()));
-  DPEM_ASSIGN_OR_RETURN(const std::string estimator, internal::StringField(model, "estimator"));
-  DPEM_ASSIGN_OR_RETURN(fit.estimator, ParseEstimator(estimator));
-  DPEM_ASSIGN_OR_RETURN(fit.init, InitFrom(model));
-  if (fit.guarantee.is_private) DPEM_RETURN_IF_ERROR(PrivacyFieldsFrom(model, fit.guarantee));
-  DPEM_RETURN_IF_ERROR(CheckLedger(fit));
-  return fit;
-}
-
 }  // namespace
 
-std::string GmmModelToJson(const GmmFit& fit) {
+template <>
+void internal::ModelFileFormat<GmmFit>::AddFields(const GmmFit& fit, json& model) {
   const GmmParameters& p = fit.parameters;
-  json model = internal::ModelFileToJson(kSchema, fit);
   model["covariance_type"] = CovarianceTypeName(p.type);
   model["estimator"] = EstimatorName(fit.estimator);
   model["components"] = p.components();
@@ -153,25 +144,24 @@ std::string GmmModelToJson(const GmmFit& fit) {
   model["init"] = GmmInitName(fit.init);
   model["parameters"] = ParametersToJson(p);
   if (fit.guarantee.is_private) AddPrivacyFields(fit.guarantee, model["privacy"]);
-  return internal::ModelFileText(model);
 }
 
-StatusOr<GmmFit> GmmModelFromJson(const std::string& text) {
-  return internal::ModelFromText(text, FitFrom);
+template <>
+Status internal::ModelFileFormat<GmmFit>::ReadFields(const json& model, GmmFit& fit) {
+  DPEM_ASSIGN_OR_RETURN(fit.parameters, ParametersFrom(model));
+  DPEM_RETURN_IF_ERROR(internal::CheckCenterLength(fit.domain, fit.parameters.dimension()));
+  DPEM_ASSIGN_OR_RETURN(const std::string estimator, internal::StringField(model, "estimator"));
+  DPEM_ASSIGN_OR_RETURN(fit.estimator, ParseEstimator(estimator));
+  DPEM_ASSIGN_OR_RETURN(fit.init, InitFrom(model));
+  if (fit.guarantee.is_private) DPEM_RETURN_IF_ERROR(PrivacyFieldsFrom(model, fit.guarantee));
+  DPEM_RETURN_IF_ERROR(CheckLedger(fit));
+  return OkStatus();
 }
 
-Status WriteGmmModel(const std::string& path, const GmmFit& fit) {
-  return internal::WriteFileAtomically(path, GmmModelToJson(fit));
-}
-
-StatusOr<GmmFit> ReadGmmModel(const std::string& path) {
-  return internal::ReadModelFile(path, GmmModelFromJson);
-}
+template struct ModelIo<GmmFit>;
 
 GmmFitTask MakeGmmFitTask(GmmFitOptions options) {
-  // FitGmm over a row source (FitGmm is overloaded for matrices too).
-  StatusOr<GmmFit> (*fit)(const RowSource&, const GmmFitOptions&, Generator&) = &FitGmm;
-  return GmmFitTask({fit, &GmmModelToJson}, std::move(options));
+  return MakeModelFitTask<GmmFitOptions, GmmFit>(&FitGmm, std::move(options));
 }
 
 }  // namespace dpem

@@ -30,7 +30,7 @@ GmmFit PrivateFit(std::uint64_t seed) {
 
 TEST(GmmModelIoTest, RoundTripsEveryField) {
   const GmmFit fit = PrivateFit(5);
-  const StatusOr<GmmFit> back = GmmModelFromJson(GmmModelToJson(fit));
+  const StatusOr<GmmFit> back = GmmModelIo::FromJson(GmmModelIo::ToJson(fit));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->parameters.type, fit.parameters.type);
   EXPECT_EQ(back->parameters.weights, fit.parameters.weights);  // Exact: 17 digits.
@@ -58,7 +58,7 @@ TEST(GmmModelIoTest, RoundTripsEveryField) {
 }
 
 TEST(GmmModelIoTest, RecordsTheNeighbourRelationAndSeedWarning) {
-  const nlohmann::json j = nlohmann::json::parse(GmmModelToJson(PrivateFit(6)));
+  const nlohmann::json j = nlohmann::json::parse(GmmModelIo::ToJson(PrivateFit(6)));
   EXPECT_EQ(j["privacy"]["neighbour_relation"], "replace-one");
   EXPECT_EQ(j["privacy"]["seed"], 6);
   EXPECT_NE(j["privacy"]["seed_warning"].get<std::string>().find("not for production"),
@@ -72,16 +72,16 @@ TEST(GmmModelIoTest, WritesAtomicallyAndReadsBack) {
   const std::string dir = ::testing::TempDir() + "gmm_model_io_test";
   std::filesystem::create_directories(dir);
   const GmmFit fit = PrivateFit(7);
-  ASSERT_TRUE(WriteGmmModel(dir + "/m.json", fit).ok());
-  EXPECT_TRUE(ReadGmmModel(dir + "/m.json").ok());
-  EXPECT_EQ(WriteGmmModel(dir + "/missing/m.json", fit).code(), StatusCode::kIoError);
+  ASSERT_TRUE(GmmModelIo::Write(dir + "/m.json", fit).ok());
+  EXPECT_TRUE(GmmModelIo::Read(dir + "/m.json").ok());
+  EXPECT_EQ(GmmModelIo::Write(dir + "/missing/m.json", fit).code(), StatusCode::kIoError);
   EXPECT_FALSE(std::filesystem::exists(dir + "/missing"));
-  EXPECT_EQ(ReadGmmModel(dir + "/nope.json").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(GmmModelIo::Read(dir + "/nope.json").status().code(), StatusCode::kNotFound);
 }
 
 // Each corruption of a valid model must be refused with a message naming it.
 TEST(GmmModelIoTest, RefusesDamagedModels) {
-  const nlohmann::json good = nlohmann::json::parse(GmmModelToJson(PrivateFit(8)));
+  const nlohmann::json good = nlohmann::json::parse(GmmModelIo::ToJson(PrivateFit(8)));
   struct Case {
     const char* name;
     void (*corrupt)(nlohmann::json&);
@@ -104,49 +104,49 @@ TEST(GmmModelIoTest, RefusesDamagedModels) {
   for (const Case& c : cases) {
     nlohmann::json bad = good;
     c.corrupt(bad);
-    const StatusOr<GmmFit> fit = GmmModelFromJson(bad.dump());
+    const StatusOr<GmmFit> fit = GmmModelIo::FromJson(bad.dump());
     EXPECT_EQ(fit.status().code(), StatusCode::kInvalidArgument) << c.name;
     EXPECT_NE(fit.status().message().find(c.mentions), std::string::npos)
         << c.name << ": " << fit.status().message();
   }
-  EXPECT_EQ(GmmModelFromJson("{not json").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(GmmModelIo::FromJson("{not json").status().code(), StatusCode::kInvalidArgument);
   // Counts that are not whole numbers in range (an out-of-range cast would be
   // undefined behaviour), and a ledger that does not match the iterations.
   for (const char* field : {"n", "iterations"}) {
     for (double bad : {-5.0, 0.0, 2.5, 1e300}) {
       nlohmann::json j = good;
       j[field] = bad;
-      EXPECT_FALSE(GmmModelFromJson(j.dump()).ok()) << field << " = " << bad;
+      EXPECT_FALSE(GmmModelIo::FromJson(j.dump()).ok()) << field << " = " << bad;
     }
   }
   nlohmann::json short_ledger = good;
   short_ledger["privacy"]["releases"].erase(0);
-  EXPECT_NE(GmmModelFromJson(short_ledger.dump()).status().message().find("releases"),
+  EXPECT_NE(GmmModelIo::FromJson(short_ledger.dump()).status().message().find("releases"),
             std::string::npos);
   // The private start's releases: relabelled, or listed by a model that
   // says it started at random (review finding).
   ASSERT_EQ(good.at("init"), "private");
   nlohmann::json relabelled = good;
   relabelled["privacy"]["releases"][0]["label"] = "iteration 0 / joint statistics";
-  EXPECT_NE(GmmModelFromJson(relabelled.dump()).status().message().find("start"),
+  EXPECT_NE(GmmModelIo::FromJson(relabelled.dump()).status().message().find("start"),
             std::string::npos);
   nlohmann::json claims_random = good;
   claims_random["init"] = "random";
-  EXPECT_FALSE(GmmModelFromJson(claims_random.dump()).ok());
+  EXPECT_FALSE(GmmModelIo::FromJson(claims_random.dump()).ok());
 }
 
 // A hostile header must not make the reader allocate what the file does not
 // hold (it used to throw std::bad_alloc out of the API and abort the CLI).
 TEST(GmmModelIoTest, HostileDimensionsAreRefusedWithoutAllocating) {
-  nlohmann::json j = nlohmann::json::parse(GmmModelToJson(PrivateFit(9)));
+  nlohmann::json j = nlohmann::json::parse(GmmModelIo::ToJson(PrivateFit(9)));
   j["components"] = 200000;
   j["dimension"] = 1000000;
   j["parameters"]["weights"] = std::vector<double>(200000, 1.0 / 200000);
   j["parameters"]["means"] = std::vector<std::vector<double>>(200000, std::vector<double>{0.0});
-  const StatusOr<GmmFit> fit = GmmModelFromJson(j.dump());
+  const StatusOr<GmmFit> fit = GmmModelIo::FromJson(j.dump());
   EXPECT_EQ(fit.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(fit.status().message().find("means"), std::string::npos);
-  EXPECT_EQ(GmmModelFromJson("[]").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(GmmModelIo::FromJson("[]").status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

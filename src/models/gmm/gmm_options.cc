@@ -21,15 +21,12 @@ StatusOr<GmmMechanisms> ParseGmmMechanisms(std::string_view name) {
   return internal::ParseName(kMechanismsNames, name, "mechanisms");
 }
 
-// The starts' names, in the order ParseGmmInit lists them.
-constexpr internal::EnumName<GmmInit> kInitNames[] = {
-    {GmmInit::kRandom, "random"}, {GmmInit::kKmeansPlusPlus, "kmeans++"},
-    {GmmInit::kPrivate, "private"}};
-
-std::string_view GmmInitName(GmmInit init) { return internal::NameOf(kInitNames, init); }
+std::string_view GmmInitName(GmmInit init) {
+  return internal::NameOf(internal::kStartNames<GmmInit>, init);
+}
 
 StatusOr<GmmInit> ParseGmmInit(std::string_view name) {
-  return internal::ParseName(kInitNames, name, "start");
+  return internal::ParseName(internal::kStartNames<GmmInit>, name, "start");
 }
 
 double SumsL1Sensitivity(Eigen::Index dimension) {

@@ -355,8 +355,8 @@ TEST(KmeansModelIoTest, RoundTripAndDamagedFiles) {
   KmeansFitOptions o = Options(KmeansMethod::kCdpLaplace, 1.0);
   o.domain.center = Eigen::Vector2d(1.0, -2.0);
   const KmeansFit fit = *FitKmeans(Blobs(30, 5), o, gen);
-  const std::string text = KmeansModelToJson(fit);
-  const StatusOr<KmeansFit> back = KmeansModelFromJson(text);
+  const std::string text = KmeansModelIo::ToJson(fit);
+  const StatusOr<KmeansFit> back = KmeansModelIo::FromJson(text);
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->centres, fit.centres);
   EXPECT_EQ(back->domain.center, fit.domain.center);
@@ -364,11 +364,11 @@ TEST(KmeansModelIoTest, RoundTripAndDamagedFiles) {
   EXPECT_EQ(back->method, KmeansMethod::kCdpLaplace);
   EXPECT_EQ(back->guarantee.epsilon, fit.guarantee.epsilon);
   EXPECT_EQ(text.find("nicv"), std::string::npos);  // Nothing non-private.
-  EXPECT_FALSE(KmeansModelFromJson("{").ok());
-  EXPECT_FALSE(KmeansModelFromJson(R"({"format": "dpem-gmm"})").ok());
+  EXPECT_FALSE(KmeansModelIo::FromJson("{").ok());
+  EXPECT_FALSE(KmeansModelIo::FromJson(R"({"format": "dpem-gmm"})").ok());
   std::string damaged = text;
   damaged.replace(damaged.find("\"centres\""), 9, "\"centers\"");
-  EXPECT_FALSE(KmeansModelFromJson(damaged).ok());
+  EXPECT_FALSE(KmeansModelIo::FromJson(damaged).ok());
 }
 
 }  // namespace

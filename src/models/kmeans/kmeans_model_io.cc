@@ -1,8 +1,8 @@
 // k-means model files: see dpem/models/kmeans/kmeans_model_io.h. The shared
 // parts (format, version, n, iterations, domain, guarantee with its ledger,
-// seed) are written and read by pipeline/model_file.h; this file adds the
-// method, the start, the centres and the noise multipliers, and checks the
-// ledger's length.
+// seed) are written and read by pipeline/model_file.h; this file's
+// ModelFileFormat<KmeansFit> adds the method, the start, the centres and
+// the noise multipliers, and checks the ledger's length.
 #include "dpem/models/kmeans/kmeans_model_io.h"
 
 #include <optional>
@@ -19,14 +19,15 @@
 #include "pipeline/model_file.h"
 
 namespace dpem {
-namespace {
 
 using nlohmann::json;
 
 // Format, version, model, description, most iterations, no fixed accountant.
-constexpr internal::ModelFileSchema kSchema{kKmeansModelFormat, kKmeansModelVersion, "kmeans",
-                                            "k-means", internal::kMaxModelIterations,
-                                            std::nullopt};
+template <>
+const internal::ModelFileSchema internal::ModelFileFormat<KmeansFit>::kSchema{
+    "dpem-kmeans", 1, "kmeans", "k-means", internal::kMaxModelIterations, std::nullopt};
+
+namespace {
 
 // The most centres a file may hold.
 constexpr std::size_t kMaxCentres = 1000000;
@@ -72,19 +73,10 @@ Status CheckLedger(const KmeansFit& fit) {
   return internal::CheckStartInLedger(fit.guarantee.ledger, fit.init == KmeansInit::kPrivate);
 }
 
-StatusOr<KmeansFit> FitFrom(const json& model) {
-  DPEM_ASSIGN_OR_RETURN(KmeansFit fit, internal::FitFromModelFile<KmeansFit>(model, kSchema));
-  DPEM_RETURN_IF_ERROR(MethodAndStartFrom(model, fit));
-  DPEM_ASSIGN_OR_RETURN(fit.centres, CentresFrom(model));
-  DPEM_RETURN_IF_ERROR(internal::CheckCenterLength(fit.domain, fit.centres.cols()));
-  DPEM_RETURN_IF_ERROR(CheckLedger(fit));
-  return fit;
-}
-
 }  // namespace
 
-std::string KmeansModelToJson(const KmeansFit& fit) {
-  json model = internal::ModelFileToJson(kSchema, fit);
+template <>
+void internal::ModelFileFormat<KmeansFit>::AddFields(const KmeansFit& fit, json& model) {
   model["method"] = KmeansMethodName(fit.method);
   model["components"] = fit.centres.rows();
   model["dimension"] = fit.centres.cols();
@@ -93,29 +85,26 @@ std::string KmeansModelToJson(const KmeansFit& fit) {
   if (fit.guarantee.is_private) {
     model["privacy"]["noise_multipliers"] = fit.guarantee.noise_multipliers;
   }
-  return internal::ModelFileText(model);
 }
 
-StatusOr<KmeansFit> KmeansModelFromJson(const std::string& text) {
-  return internal::ModelFromText(text, FitFrom);
+template <>
+Status internal::ModelFileFormat<KmeansFit>::ReadFields(const json& model, KmeansFit& fit) {
+  DPEM_RETURN_IF_ERROR(MethodAndStartFrom(model, fit));
+  DPEM_ASSIGN_OR_RETURN(fit.centres, CentresFrom(model));
+  DPEM_RETURN_IF_ERROR(internal::CheckCenterLength(fit.domain, fit.centres.cols()));
+  DPEM_RETURN_IF_ERROR(CheckLedger(fit));
+  return OkStatus();
 }
 
-Status WriteKmeansModel(const std::string& path, const KmeansFit& fit) {
-  return internal::WriteFileAtomically(path, KmeansModelToJson(fit));
-}
-
-StatusOr<KmeansFit> ReadKmeansModel(const std::string& path) {
-  return internal::ReadModelFile(path, KmeansModelFromJson);
-}
+template struct ModelIo<KmeansFit>;
 
 KmeansFitTask MakeKmeansFitTask(KmeansFitOptions options) {
-  // FitKmeans over a row source (FitKmeans is overloaded for matrices too).
-  StatusOr<KmeansFit> (*fit)(const RowSource&, const KmeansFitOptions&, Generator&) = &FitKmeans;
   // dplloyd is pure epsilon-DP: a budget is charged no delta for it.
   double (*charged_delta)(const KmeansFitOptions&) = [](const KmeansFitOptions& o) {
     return KmeansMethodNeedsDelta(o.method) ? o.delta : 0.0;
   };
-  return KmeansFitTask({fit, &KmeansModelToJson, charged_delta}, std::move(options));
+  return MakeModelFitTask<KmeansFitOptions, KmeansFit>(&FitKmeans, std::move(options),
+                                                       charged_delta);
 }
 
 }  // namespace dpem

@@ -39,15 +39,12 @@ AccountantKind KmeansFitOptions::EffectiveAccountant() const {
   return accountant;
 }
 
-// The seedings' names, in the order ParseKmeansInit lists them.
-constexpr internal::EnumName<KmeansInit> kSeedingNames[] = {
-    {KmeansInit::kRandom, "random"}, {KmeansInit::kKmeansPlusPlus, "kmeans++"},
-    {KmeansInit::kPrivate, "private"}};
-
-std::string_view KmeansInitName(KmeansInit init) { return internal::NameOf(kSeedingNames, init); }
+std::string_view KmeansInitName(KmeansInit init) {
+  return internal::NameOf(internal::kStartNames<KmeansInit>, init);
+}
 
 StatusOr<KmeansInit> ParseKmeansInit(std::string_view name) {
-  return internal::ParseName(kSeedingNames, name, "seeding");
+  return internal::ParseName(internal::kStartNames<KmeansInit>, name, "seeding");
 }
 
 bool KmeansMethodHasPrivateStart(KmeansMethod method) {

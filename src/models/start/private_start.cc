@@ -61,7 +61,7 @@ double WeightedLloyd(const Eigen::MatrixXd& points, const Eigen::VectorXd& weigh
                      StartClusters& clusters) {
   const Eigen::Index k = clusters.centres.rows();
   Eigen::VectorXi labels = Eigen::VectorXi::Constant(points.rows(), -1);
-  for (int it = 0; it < kStartLloydIterations; ++it) {
+  for (int it = 0; it < kStart.lloyd_iterations; ++it) {
     const Eigen::MatrixXd d2 = SquaredDistances(points, clusters.centres);
     bool moved = false;
     for (Eigen::Index i = 0; i < points.rows(); ++i) {
@@ -110,7 +110,7 @@ void SketchFromRelease(const KmeansStatistics& noisy, const Eigen::MatrixXd& can
     return noisy.counts(a) > noisy.counts(b);
   });
   Eigen::Index kept = 0;
-  while (kept < m && (kept < k || noisy.counts(order[kept]) >= kStartCountSigmas * sigma)) {
+  while (kept < m && (kept < k || noisy.counts(order[kept]) >= kStart.count_sigmas * sigma)) {
     ++kept;
   }
   points.resize(kept, candidates.cols());
@@ -163,17 +163,17 @@ Status SketchRound(const RowSource& unit, const Eigen::MatrixXd& candidates,
 }  // namespace
 
 int StartRestarts(Eigen::Index points, int k) {
-  const double one_run = static_cast<double>(points) * k * kStartLloydIterations;
-  const double affordable = std::floor(kStartClusteringWork / one_run);
-  return static_cast<int>(std::clamp(affordable, 1.0, static_cast<double>(kStartRestarts)));
+  const double one_run = static_cast<double>(points) * k * kStart.lloyd_iterations;
+  const double affordable = std::floor(kStart.clustering_work / one_run);
+  return static_cast<int>(std::clamp(affordable, 1.0, static_cast<double>(kStart.restarts)));
 }
 
 ReleasePattern PrivateStartPattern(NoiseSampling sampling) {
   // Noise weights 1 / sqrt(share): zCDP cost in the ratio of the shares.
   constexpr MechanismKind kGaussian = MechanismKind::kGaussian;
   return {"private start",
-          {{kGaussian, 1, 1.0 / std::sqrt(kStartCoarseShare), kCoarseLabel, sampling},
-           {kGaussian, 1, 1.0 / std::sqrt(1.0 - kStartCoarseShare), kFineLabel, sampling}}};
+          {{kGaussian, 1, 1.0 / std::sqrt(kStart.coarse_share), kCoarseLabel, sampling},
+           {kGaussian, 1, 1.0 / std::sqrt(1.0 - kStart.coarse_share), kFineLabel, sampling}}};
 }
 
 StatusOr<PrivateStartPlan> MakePrivateStartPlan(NoiseSampling sampling,
@@ -193,10 +193,10 @@ StatusOr<PrivateStartPlan> MakePrivateStartPlan(NoiseSampling sampling,
   DPEM_RETURN_IF_ERROR(ValidateNoiseSpec(plan.coarse));
   DPEM_RETURN_IF_ERROR(ValidateNoiseSpec(plan.fine));
   plan.components = k;
-  plan.coarse_candidates = static_cast<Eigen::Index>(kStartCoarsePerComponent) * k;
+  plan.coarse_candidates = static_cast<Eigen::Index>(kStart.coarse_per_component) * k;
   const double by_noise =
-      std::floor(static_cast<double>(n) / (kStartRecordsPerCellSigmas * plan.fine.NoiseScale()));
-  const double most = static_cast<double>(kStartOversampling) * k;
+      std::floor(static_cast<double>(n) / (kStart.records_per_cell_sigmas * plan.fine.NoiseScale()));
+  const double most = static_cast<double>(kStart.oversampling) * k;
   plan.fine_candidates = static_cast<Eigen::Index>(std::max<double>(k, std::min(most, by_noise)));
   return plan;
 }
@@ -232,10 +232,10 @@ StatusOr<Eigen::MatrixXd> FineCandidates(const Eigen::MatrixXd& points,
   Eigen::Index row = 0;
   for (Eigen::Index i = 0; i < points.rows(); ++i) {
     // A lone point splits at the ball's scale, one whose nearest neighbour
-    // coincides with it at kMinFineJitter: never a zero standard deviation
+    // coincides with it at kStart.min_fine_jitter: never a zero standard deviation
     // (review finding).
     const double reach = std::isfinite(nearest(i)) ? nearest(i) : 1.0;
-    const double scale = std::max(kMinFineJitter, 0.5 * reach / std::sqrt(d));
+    const double scale = std::max(kStart.min_fine_jitter, 0.5 * reach / std::sqrt(d));
     for (Eigen::Index c = 0; c < shares[static_cast<size_t>(i)]; ++c, ++row) {
       DPEM_ASSIGN_OR_RETURN(const Eigen::VectorXd jitter, SampleGaussianVector(gen, d, scale));
       Eigen::RowVectorXd p = points.row(i) + jitter.transpose();

@@ -3,7 +3,7 @@
 // data from TWO releases, then clustering of the sketch, which is
 // post-processing. Private to the library.
 //
-//  1. Coarse round: kStartCoarsePerComponent K candidate centres drawn
+//  1. Coarse round: kStart.coarse_per_component K candidate centres drawn
 //     uniformly in the unit ball from the generator (public, independent of
 //     the data). One pass assigns each record to its nearest candidate and
 //     releases the counts and sums of the cells as one Gaussian vector: the
@@ -12,7 +12,7 @@
 //     exactly one cell. (Gaussian for every fit, cdp-laplace k-means
 //     included: the discrete Laplace's rounding charge grows with the number
 //     of coordinates, which is large here; review finding.) The cells whose noisy
-//     count reaches kStartCountSigmas noise standard deviations (at least the
+//     count reaches kStart.count_sigmas noise standard deviations (at least the
 //     largest) become sketch points S~ / n~ with weights n~.
 //  2. Fine round: M candidates (PrivateStartPlan::fine_candidates, a function
 //     of K, N and the noise scale only) split among the coarse sketch points
@@ -20,7 +20,7 @@
 //     step of the Linde-Buzo-Gray quantiser), so that the fine cells follow
 //     the data where a uniform partition would merge clusters. The same
 //     release on these cells; the cells kept (at least K) form the sketch.
-//  3. Weighted k-means++ and Lloyd on the sketch, restarted kStartRestarts
+//  3. Weighted k-means++ and Lloyd on the sketch, restarted kStart.restarts
 //     times, give K centres (post-processing).
 //
 // This is a private coreset in the sense of Google's private clustering (a
@@ -52,41 +52,47 @@ namespace dpem::internal {
 // the named budget split of every private start (docs/gmm.md, "Starting
 // points", for the experiment that chose it).
 inline constexpr double kPrivateStartShare = 0.2;
-// The coarse round's share of the start's zCDP cost; the fine round gets the
-// rest.
-inline constexpr double kStartCoarseShare = 0.15;
-// Coarse candidates per component.
-inline constexpr int kStartCoarsePerComponent = 2;
-// At most this many fine candidates per component (M <= kStartOversampling K).
-inline constexpr int kStartOversampling = 10;
-// M is also at most N / (kStartRecordsPerCellSigmas * sigma): with records
-// spread evenly, each fine cell's count would be this many standard
-// deviations sigma of the count noise.
-inline constexpr double kStartRecordsPerCellSigmas = 10.0;
-// A cell whose noisy count is below this many noise standard deviations is
-// dropped from the sketch (its mean would be mostly noise).
-inline constexpr double kStartCountSigmas = 3.0;
-// Weighted k-means++ + Lloyd runs on the sketch (post-processing: free), at
-// most; fewer for large K (StartRestarts).
-inline constexpr int kStartRestarts = 10;
-inline constexpr int kStartLloydIterations = 50;
-// The point-centre distances the clustering of the sketch may evaluate in
-// all its runs (about a second of CPU): the restarts are cut to fit.
-inline constexpr double kStartClusteringWork = 2e8;
-// The smallest standard deviation of a fine candidate's jitter (unit-ball
-// units).
-inline constexpr double kMinFineJitter = 1e-6;
+// The start's design constants, all public: kStart below.
+struct PrivateStartConstants {
+  // The coarse round's share of the start's zCDP cost; the fine round gets
+  // the rest.
+  double coarse_share = 0.15;
+  // Coarse candidates per component.
+  int coarse_per_component = 2;
+  // At most this many fine candidates per component (M <= oversampling K).
+  int oversampling = 10;
+  // M is also at most N / (records_per_cell_sigmas * sigma): with records
+  // spread evenly, each fine cell's count would be this many standard
+  // deviations sigma of the count noise.
+  double records_per_cell_sigmas = 10.0;
+  // A cell whose noisy count is below this many noise standard deviations
+  // is dropped from the sketch (its mean would be mostly noise).
+  double count_sigmas = 3.0;
+  // Weighted k-means++ + Lloyd runs on the sketch (post-processing: free),
+  // at most; fewer for large K (StartRestarts).
+  int restarts = 10;
+  int lloyd_iterations = 50;
+  // The point-centre distances the clustering of the sketch may evaluate in
+  // all its runs (about a second of CPU): the restarts are cut to fit.
+  double clustering_work = 2e8;
+  // The smallest standard deviation of a fine candidate's jitter (unit-ball
+  // units).
+  double min_fine_jitter = 1e-6;
+};
+
+// The constants of every private start.
+inline constexpr PrivateStartConstants kStart{};
 
 // The restarts of the sketch's clustering for P points and K centres:
-// floor(kStartClusteringWork / (P K kStartLloydIterations)), clamped to
-// [1, kStartRestarts]. Public values only.
+// floor(kStart.clustering_work / (P K kStart.lloyd_iterations)), clamped to
+// [1, kStart.restarts]. Public values only.
 int StartRestarts(Eigen::Index points, int k);
 
 // The number of releases of the start, as ledgers and model files list them.
 inline constexpr std::size_t kPrivateStartReleases = 2;
 
 // The start's two Gaussian releases for calibration (coarse, then fine),
-// with `sampling`, their noise weights in the ratio of kStartCoarseShare.
+// with `sampling`, their noise weights in the ratio of kStart.coarse_share.
 ReleasePattern PrivateStartPattern(NoiseSampling sampling);
 
 // What the start releases, fixed before the data is read.
@@ -94,8 +100,8 @@ struct PrivateStartPlan {
   NoiseSpec coarse;  // "start / coarse counts and sums".
   NoiseSpec fine;    // "start / counts and sums".
   int components = 0;
-  Eigen::Index coarse_candidates = 0;  // kStartCoarsePerComponent K.
-  // min(kStartOversampling K, floor(N / (kStartRecordsPerCellSigmas sigma))),
+  Eigen::Index coarse_candidates = 0;  // kStart.coarse_per_component K.
+  // min(kStart.oversampling K, floor(N / (kStart.records_per_cell_sigmas sigma))),
   // at least K; sigma is the standard deviation of one fine count's noise.
   Eigen::Index fine_candidates = 0;
 };
@@ -153,7 +159,7 @@ Status ReleaseCountsAndSums(KmeansStatistics& s, const NoiseSpec& spec, Generato
                             PrivacyLedger& ledger);
 
 // Weighted k-means on points (M x d) with weights (> 0): StartRestarts(M, K)
-// runs of weighted k-means++ seeding and at most kStartLloydIterations Lloyd
+// runs of weighted k-means++ seeding and at most kStart.lloyd_iterations Lloyd
 // steps; the run of least weighted squared error wins. Requires 1 <= K <= M.
 StatusOr<StartClusters> WeightedKmeans(const Eigen::MatrixXd& points,
                                        const Eigen::VectorXd& weights, int k, Generator& gen);

@@ -164,7 +164,7 @@ TEST(PrivateStartTest, FineCandidatesAreApportionedByWeight) {
 }
 
 TEST(PrivateStartTest, RestartsShrinkWithTheClusteringWork) {
-  EXPECT_EQ(StartRestarts(30, 3), kStartRestarts);
+  EXPECT_EQ(StartRestarts(30, 3), kStart.restarts);
   // 10 K points and K = 1000: one run of 50 Lloyd steps is 5e8 distances.
   EXPECT_EQ(StartRestarts(10000, 1000), 1);
   // 2e8 / (2000 * 200 * 50) = 10, at the cap; 4000 points: 5.
@@ -206,7 +206,7 @@ TEST(StartCalibrationTest, TheStartTakesItsShareOfTheZcdpCost) {
   const double rho1 = 1.0 / (2 * z1 * z1), rho2 = 1.0 / (2 * z2 * z2);
   const double rho_iterations = 5.0 / (2 * z * z);
   EXPECT_NEAR((rho1 + rho2) / (rho1 + rho2 + rho_iterations), 0.2, 1e-12);
-  EXPECT_NEAR(rho1 / (rho1 + rho2), kStartCoarseShare, 1e-12);
+  EXPECT_NEAR(rho1 / (rho1 + rho2), kStart.coarse_share, 1e-12);
   ASSERT_EQ(r.ledger.size(), 7u);
   EXPECT_EQ(r.ledger.releases()[0].label, "start / coarse counts and sums");
   EXPECT_EQ(r.ledger.releases()[1].label, "start / counts and sums");

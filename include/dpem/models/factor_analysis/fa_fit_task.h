@@ -9,7 +9,7 @@ namespace dpem {
 
 using FaFitTask = ModelFitTask<FaFitOptions, FaFit>;
 
-// The task that fits by FitFactorAnalysis with `options` and writes FaModelToJson.
+// The task that fits by FitFactorAnalysis with `options` and writes FaModelIo::ToJson.
 FaFitTask MakeFaFitTask(FaFitOptions options);
 
 }  // namespace dpem

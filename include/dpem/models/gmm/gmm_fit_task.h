@@ -9,7 +9,7 @@ namespace dpem {
 
 using GmmFitTask = ModelFitTask<GmmFitOptions, GmmFit>;
 
-// The task that fits by FitGmm with `options` and writes GmmModelToJson.
+// The task that fits by FitGmm with `options` and writes GmmModelIo::ToJson.
 GmmFitTask MakeGmmFitTask(GmmFitOptions options);
 
 }  // namespace dpem

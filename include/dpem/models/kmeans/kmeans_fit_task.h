@@ -10,7 +10,7 @@ namespace dpem {
 
 using KmeansFitTask = ModelFitTask<KmeansFitOptions, KmeansFit>;
 
-// The task that fits by FitKmeans with `options` and writes KmeansModelToJson.
+// The task that fits by FitKmeans with `options` and writes KmeansModelIo::ToJson.
 KmeansFitTask MakeKmeansFitTask(KmeansFitOptions options);
 
 }  // namespace dpem
