@@ -6,7 +6,6 @@ import json
 import math
 import re
 import threading
-import time
 
 import numpy as np
 import pandas as pd
@@ -132,11 +131,11 @@ def test_the_gil_is_released_during_a_fit():
     worker.start()
     started.wait()
     spins = 0
-    begin = time.perf_counter()
     while not done.is_set():
         spins += 1
-    elapsed = time.perf_counter() - begin
     worker.join()
-    # While the GIL is held by a fit, this loop cannot run at all; released,
-    # it spins millions of times a second.
-    assert elapsed > 0.05 and spins > 1000
+    # While the GIL is held by a fit, this loop cannot run at all (it gets
+    # the GIL back only when the fit returns, and then stops); released, it
+    # spins millions of times a second for the tens of milliseconds the fit
+    # takes. No wall-clock bound: how long the fit takes is the machine's.
+    assert spins > 1000
