@@ -47,6 +47,18 @@ GmmParameters Mixture(Eigen::Index k, Eigen::Index d, CovarianceType type) {
   return p;
 }
 
+// Times `pass` (returning a StatusOr) once per benchmark iteration, skips
+// with its error if it fails, and counts `items` per call.
+template <typename Pass>
+void TimePass(benchmark::State& state, Eigen::Index items, Pass pass) {
+  for (auto _ : state) {
+    auto result = pass();
+    if (!result.ok()) state.SkipWithError(result.status().message().c_str());
+    benchmark::DoNotOptimize(result);
+  }
+  state.SetItemsProcessed(state.iterations() * items);
+}
+
 // Arguments: N, d, K, covariance type (0 full, 1 diag, 2 spherical), threads.
 void BM_EStep(benchmark::State& state) {
   const Eigen::Index n = state.range(0), d = state.range(1), k = state.range(2);
@@ -55,12 +67,7 @@ void BM_EStep(benchmark::State& state) {
   const GmmParameters params = Mixture(k, d, type);
   const MatrixRowSource source = *MatrixRowSource::Borrow(x);
   const Engine engine = *Engine::Create({static_cast<int>(state.range(4)), 0});
-  for (auto _ : state) {
-    StatusOr<GmmStatistics> stats = ComputeStatistics(params, source, engine);
-    if (!stats.ok()) state.SkipWithError(stats.status().message().c_str());
-    benchmark::DoNotOptimize(stats);
-  }
-  state.SetItemsProcessed(state.iterations() * n);
+  TimePass(state, n, [&] { return ComputeStatistics(params, source, engine); });
   // Flops of the full kernel: 4 K F per row, F = d(d+1)/2 + d + 1 quadratic
   // features (two products of 2 K F: log densities and feature sums).
   if (type == CovarianceType::kFull) {
@@ -107,13 +114,8 @@ void BM_FramedEStep(benchmark::State& state) {
   }
   const MatrixRowSource source = *MatrixRowSource::Borrow(x);
   const Engine engine = *Engine::Create({static_cast<int>(state.range(3)), 0});
-  for (auto _ : state) {
-    StatusOr<GmmStatistics> stats =
-        internal::ComputeFramedStatistics(params, frames, source, engine);
-    if (!stats.ok()) state.SkipWithError(stats.status().message().c_str());
-    benchmark::DoNotOptimize(stats);
-  }
-  state.SetItemsProcessed(state.iterations() * n);
+  TimePass(state, n,
+           [&] { return internal::ComputeFramedStatistics(params, frames, source, engine); });
 }
 BENCHMARK(BM_FramedEStep)
     ->Args({1000000, 10, 10, 2})
@@ -131,12 +133,7 @@ void BM_KmeansPass(benchmark::State& state) {
   const Eigen::MatrixXd centres = Mixture(k, d, CovarianceType::kSpherical).means;
   const MatrixRowSource source = *MatrixRowSource::Borrow(x);
   const Engine engine = *Engine::Create({static_cast<int>(state.range(3)), 0});
-  for (auto _ : state) {
-    StatusOr<KmeansStatistics> stats = ComputeKmeansStatistics(centres, source, engine);
-    if (!stats.ok()) state.SkipWithError(stats.status().message().c_str());
-    benchmark::DoNotOptimize(stats);
-  }
-  state.SetItemsProcessed(state.iterations() * n);
+  TimePass(state, n, [&] { return ComputeKmeansStatistics(centres, source, engine); });
 }
 BENCHMARK(BM_KmeansPass)
     ->Args({1000000, 10, 10, 2})
@@ -171,13 +168,10 @@ void BM_GradientEmIteration(benchmark::State& state) {
   }
   if (o.method == GradientEmMethod::kDp) o.tau = 10.0;
   if (o.method == GradientEmMethod::kClipped) o.clip = 5.0;
-  for (auto _ : state) {
+  TimePass(state, o.iterations * g.n, [&] {
     Generator gen = Generator::FromSeed(1);
-    StatusOr<GradientEmFit> fit = FitGradientEm(data, o, gen);
-    if (!fit.ok()) state.SkipWithError(fit.status().message().c_str());
-    benchmark::DoNotOptimize(fit);
-  }
-  state.SetItemsProcessed(state.iterations() * o.iterations * g.n);
+    return FitGradientEm(data, o, gen);
+  });
 }
 BENCHMARK(BM_GradientEmIteration)
     ->Args({1000000, 10, 0, 2})
