@@ -40,12 +40,16 @@ StatusOr<Engine> Engine::Create(const EngineOptions& options) {
 }
 
 Status Engine::ForEachBlock(const RowSource& source, Eigen::Index row_doubles,
-                            const BlockFunction& fn) const {
+                            const BlockFunction& fn, Eigen::Index sub_blocks) const {
   // The blocks of the whole table's grid (rows [b R, (b + 1) R)) that meet
   // the rows this process holds, cut to them: one process holds them all;
   // a rank of a distributed fit, its shard's.
   const RowRange local = source.LocalRows();
-  const Eigen::Index rows = block_rows_ > 0 ? block_rows_ : ChooseBlockRows(row_doubles);
+  const Eigen::Index rows =
+      block_rows_ > 0
+          ? block_rows_
+          : std::min(kMaxBlockRowsOption,  // The computed-sum margin's bound.
+                     std::max<Eigen::Index>(sub_blocks, 1) * ChooseBlockRows(row_doubles));
   const Eigen::Index first_block = local.begin / rows;
   const Eigen::Index blocks =
       local.size() > 0 ? (local.end + rows - 1) / rows - first_block : 0;

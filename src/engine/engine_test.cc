@@ -71,6 +71,38 @@ TEST(EngineTest, VisitsEveryRowOnceForAnyThreadsAndBlockSize) {
   }
 }
 
+// With block_rows 0, a pass asking for sub-blocks gets blocks of that many
+// times ChooseBlockRows (the last shorter), and ForEachSubBlock walks each in
+// order in steps of ChooseBlockRows, covering every row once.
+TEST(EngineTest, BlocksOfSubBlocksCoverEveryRowInOrder) {
+  const Eigen::Index row_doubles = 5000;  // ChooseBlockRows: kMinBlockRows.
+  const Eigen::Index step = ChooseBlockRows(row_doubles);
+  const Eigen::Index n = 3 * kFoldSubBlocks * step + 5;
+  const DataMatrix x = NormalData(n, 2, 4);
+  const MatrixRowSource source = *MatrixRowSource::Borrow(x);
+  const Engine engine = *Engine::Create({2, 0});
+  std::vector<int> seen(static_cast<size_t>(n), 0);
+  std::mutex mu;
+  const Status status = engine.ForEachBlock(
+      source, row_doubles,
+      [&](int, const RowBlock& block, Eigen::Index first) {
+        EXPECT_EQ(first % (kFoldSubBlocks * step), 0);
+        EXPECT_LE(block.rows(), kFoldSubBlocks * step);
+        Eigen::Index next = first;
+        return ForEachSubBlock(block, row_doubles, [&](const RowBlock& sub) {
+          EXPECT_LE(sub.rows(), step);
+          EXPECT_EQ(sub, x.middleRows(next, sub.rows()));
+          std::lock_guard<std::mutex> lock(mu);
+          for (Eigen::Index i = 0; i < sub.rows(); ++i) ++seen[static_cast<size_t>(next + i)];
+          next += sub.rows();
+          return OkStatus();
+        });
+      },
+      kFoldSubBlocks);
+  ASSERT_TRUE(status.ok());
+  for (int count : seen) EXPECT_EQ(count, 1);
+}
+
 #ifdef _OPENMP
 // OpenMP may run a team smaller than the threads asked for (OMP_THREAD_LIMIT,
 // OMP_DYNAMIC, nested regions): every row must still be visited once (review

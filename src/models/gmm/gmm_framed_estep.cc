@@ -290,9 +290,9 @@ std::vector<StatisticArray> FramedArrays(GmmStatistics& s) {
   return a;
 }
 
-// One block: coordinates, responsibilities, clip, accumulate, fold.
-void FramedBlock(const RowBlock& block, const FramedMaps& m, const SmallKernels& kernels,
-                 FramedWorker& w) {
+// One sub-block: coordinates, responsibilities, clip, accumulate.
+void FramedSubBlock(const RowBlock& block, const FramedMaps& m, const SmallKernels& kernels,
+                    FramedWorker& w) {
   const Eigen::Index d = block.cols();
   Coordinates(block, m, kernels, w);
   Responsibilities(m, w);
@@ -306,7 +306,6 @@ void FramedBlock(const RowBlock& block, const FramedMaps& m, const SmallKernels&
     ClipScales(y, w.norms.col(k), w.scales);
     Accumulate(y, w.scales.data(), k, kernels, w);
   }
-  w.exact.FoldAndZero(w.arrays);
 }
 
 }  // namespace
@@ -332,11 +331,17 @@ StatusOr<GmmStatistics> ComputeFramedStatistics(const GmmParameters& params,
   const Eigen::Index row_doubles = k_count * d + 2 * d + 2 * k_count + 1;
   DPEM_ASSIGN_OR_RETURN(
       std::vector<FramedWorker> workers,
-      engine.Reduce<FramedWorker>(unit, row_doubles, init,
-                                  [&](FramedWorker& w, const RowBlock& block, Eigen::Index) {
-        FramedBlock(block, maps, kernels, w);
-        return OkStatus();
-      }));
+      engine.Reduce<FramedWorker>(
+          unit, row_doubles, init,
+          [&](FramedWorker& w, const RowBlock& block, Eigen::Index) {
+            DPEM_RETURN_IF_ERROR(ForEachSubBlock(block, row_doubles, [&](const RowBlock& sub) {
+              FramedSubBlock(sub, maps, kernels, w);
+              return OkStatus();
+            }));
+            w.exact.FoldAndZero(w.arrays);
+            return OkStatus();
+          },
+          kFoldSubBlocks));
   GmmStatistics total = std::move(workers[0].stats);
   DPEM_RETURN_IF_ERROR(WriteExactSumOverRanks(
       unit.collective(), MergeExactSums(workers, &FramedWorker::exact), FramedArrays(total)));
