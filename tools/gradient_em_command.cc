@@ -258,7 +258,7 @@ Command AddFitGradientEmCommand(CLI::App& fit) {
 }
 
 Status ScoreGradientEmModel(const ModelCommandFlags& f) {
-  DPEM_ASSIGN_OR_RETURN(const GradientEmModelFit fit, ReadGradientEmModel(f.model));
+  DPEM_ASSIGN_OR_RETURN(const GradientEmModelFit fit, GradientEmModelIo::Read(f.model));
   return ScoreLogLikelihood(f, GradientEmModelColumns(fit), [&](const DataMatrix& records) {
     return GradientEmModelMeanLogLikelihood(fit, records);
   });

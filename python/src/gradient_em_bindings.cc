@@ -3,7 +3,7 @@
 // `dpem fit gradient-em` reads them (dpem/data/generators.h: gmm y_1..y_d;
 // mrm y, x_1..x_d; rmc y, x_1..x_d, z_1..z_d), which dpem/_gradient_em.py
 // assembles from X and y; and the model parsed from its model file
-// (GradientEmModelFromJson), which scores records of the same layout as
+// (GradientEmModelIo::FromJson), which scores records of the same layout as
 // `dpem score` does.
 #include <pybind11/eigen.h>
 #include <pybind11/stl.h>
@@ -116,7 +116,7 @@ void RegisterGradientEm(py::module_& m) {
         "Fits DP gradient EM to x (the CLI's column layout for the model; C-contiguous "
         "float64, not copied) through the private-fit pipeline, without the GIL; returns "
         "(model_json, warnings), the model file `dpem fit gradient-em --output` writes.");
-  BindModel<GradientEmModelFit, &GradientEmModelFromJson>(
+  BindModel<GradientEmModelFit>(
       m, "GradientEmModel", "A fitted gradient EM model (a dpem-gradient-em file).")
       .def_property_readonly(
           "kind", [](const GradientEmFittedModel& f) { return GradientEmModelName(f.fit.model); })

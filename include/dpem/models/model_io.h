@@ -1,8 +1,10 @@
 // Reading and writing fitted models as JSON model files: one format per
 // model, each read and written by the one template below. ModelIo<GmmFit>
 // reads and writes Gaussian mixtures ("dpem-gmm", docs/gmm.md),
-// ModelIo<KmeansFit> k-means ("dpem-kmeans", docs/kmeans.md) and
-// ModelIo<FaFit> factor analysis ("dpem-fa", docs/factor_analysis.md); each
+// ModelIo<KmeansFit> k-means ("dpem-kmeans", docs/kmeans.md),
+// ModelIo<FaFit> factor analysis ("dpem-fa", docs/factor_analysis.md) and
+// ModelIo<GradientEmModelFit> gradient EM ("dpem-gradient-em",
+// docs/gradient_em.md; no data transform: it has no public domain); each
 // model's <model>_model_io.h names its instance and says what its files add.
 //
 // A model file holds the parameters in the data's original units, the data
@@ -23,7 +25,7 @@
 namespace dpem {
 
 // The model file functions of the model whose fits are of type Fit (GmmFit,
-// KmeansFit or FaFit): defined, and instantiated, in that model's
+// KmeansFit, FaFit or GradientEmModelFit): defined, and instantiated, in that model's
 // _model_io.cc.
 template <typename Fit>
 struct ModelIo {

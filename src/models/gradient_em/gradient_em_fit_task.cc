@@ -43,7 +43,7 @@ Status GradientEmFitTask::Fit(const RowSource& x, Generator& gen) {
 }
 
 std::string GradientEmFitTask::ModelJson() const {
-  return GradientEmModelToJson(MakeGradientEmModelFit(model_, options_, n_, fit_, trajectory_));
+  return GradientEmModelIo::ToJson(MakeGradientEmModelFit(model_, options_, n_, fit_, trajectory_));
 }
 
 }  // namespace dpem

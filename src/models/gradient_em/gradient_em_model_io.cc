@@ -19,16 +19,6 @@ namespace {
 
 using nlohmann::json;
 
-// No domain: the records carry their own clipping (the clipping threshold,
-// or the robust estimator's scale).
-constexpr internal::ModelFileSchema kSchema{.format = kGradientEmModelFormat,
-                                            .version = kGradientEmModelVersion,
-                                            .model = "gradient_em",
-                                            .description = "gradient EM",
-                                            .max_iterations = kMaxGradientEmIterations,
-                                            .fixed_accountant = std::nullopt,
-                                            .has_domain = false};
-
 // The most coordinates a file's beta may hold.
 constexpr std::int64_t kMaxDimension = 1000000;
 
@@ -120,19 +110,44 @@ Status MechanismFrom(const json& privacy, GradientEmModelFit& fit) {
   return OkStatus();
 }
 
-StatusOr<GradientEmModelFit> FitFrom(const json& model) {
-  DPEM_ASSIGN_OR_RETURN(GradientEmModelFit fit,
-                        internal::FitFromModelFile<GradientEmModelFit>(model, kSchema));
-  DPEM_RETURN_IF_ERROR(ModelAndMethodFrom(model, fit));
-  DPEM_RETURN_IF_ERROR(ParametersFrom(model, fit));
-  if (fit.guarantee.is_private) {
-    DPEM_ASSIGN_OR_RETURN(const json* privacy, internal::Field(model, "privacy"));
-    DPEM_RETURN_IF_ERROR(MechanismFrom(*privacy, fit));
-  }
-  return fit;
+}  // namespace
+
+// No domain: the records carry their own clipping (the clipping threshold,
+// or the robust estimator's scale).
+template <>
+const internal::ModelFileSchema internal::ModelFileFormat<GradientEmModelFit>::kSchema{
+    .format = kGradientEmModelFormat,
+    .version = kGradientEmModelVersion,
+    .model = "gradient_em",
+    .description = "gradient EM",
+    .max_iterations = kMaxGradientEmIterations,
+    .fixed_accountant = std::nullopt,
+    .has_domain = false};
+
+template <>
+void internal::ModelFileFormat<GradientEmModelFit>::AddFields(const GradientEmModelFit& fit,
+                                                              json& model) {
+  model["gradient_em_model"] = GradientEmModelName(fit.model);
+  model["method"] = GradientEmMethodName(fit.method);
+  model["dimension"] = fit.dimension();
+  model["beta"] = internal::AsStdVector(fit.beta);
+  model["sigma"] = fit.sigma;
+  model["step"] = fit.step;
+  if (!fit.trajectory.empty()) model["trajectory"] = TrajectoryToJson(fit.trajectory);
+  if (fit.guarantee.is_private) model["privacy"].update(MechanismToJson(fit));
 }
 
-}  // namespace
+template <>
+Status internal::ModelFileFormat<GradientEmModelFit>::ReadFields(const json& model,
+                                                                 GradientEmModelFit& fit) {
+  DPEM_RETURN_IF_ERROR(ModelAndMethodFrom(model, fit));
+  DPEM_RETURN_IF_ERROR(ParametersFrom(model, fit));
+  if (!fit.guarantee.is_private) return OkStatus();
+  DPEM_ASSIGN_OR_RETURN(const json* privacy, internal::Field(model, "privacy"));
+  return MechanismFrom(*privacy, fit);
+}
+
+template struct ModelIo<GradientEmModelFit>;
 
 GradientEmModelFit MakeGradientEmModelFit(GradientEmModel model, const GradientEmOptions& options,
                                           Eigen::Index n, const GradientEmFit& fitted,
@@ -154,27 +169,6 @@ GradientEmModelFit MakeGradientEmModelFit(GradientEmModel model, const GradientE
   fit.guarantee = fitted.guarantee;
   fit.seed = fitted.seed;
   return fit;
-}
-
-std::string GradientEmModelToJson(const GradientEmModelFit& fit) {
-  json model = internal::ModelFileToJson(kSchema, fit);
-  model["gradient_em_model"] = GradientEmModelName(fit.model);
-  model["method"] = GradientEmMethodName(fit.method);
-  model["dimension"] = fit.dimension();
-  model["beta"] = internal::AsStdVector(fit.beta);
-  model["sigma"] = fit.sigma;
-  model["step"] = fit.step;
-  if (!fit.trajectory.empty()) model["trajectory"] = TrajectoryToJson(fit.trajectory);
-  if (fit.guarantee.is_private) model["privacy"].update(MechanismToJson(fit));
-  return internal::ModelFileText(model);
-}
-
-StatusOr<GradientEmModelFit> GradientEmModelFromJson(const std::string& text) {
-  return internal::ModelFromText(text, FitFrom);
-}
-
-StatusOr<GradientEmModelFit> ReadGradientEmModel(const std::string& path) {
-  return internal::ReadModelFile(path, GradientEmModelFromJson);
 }
 
 Eigen::Index GradientEmModelColumns(const GradientEmModelFit& fit) {

@@ -45,7 +45,7 @@ GradientEmModelFit TestFit() {
 // Parses `j` (a damaged file); expects one InvalidArgument line mentioning
 // `mentions`.
 void ExpectRefused(const json& j, const std::string& mentions) {
-  const StatusOr<GradientEmModelFit> back = GradientEmModelFromJson(j.dump());
+  const StatusOr<GradientEmModelFit> back = GradientEmModelIo::FromJson(j.dump());
   ASSERT_FALSE(back.ok()) << mentions;
   EXPECT_EQ(back.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(back.status().message().find(mentions), std::string::npos)
@@ -55,7 +55,7 @@ void ExpectRefused(const json& j, const std::string& mentions) {
 
 TEST(GradientEmModelIoTest, RoundTripsEveryField) {
   const GradientEmModelFit fit = TestFit();
-  const StatusOr<GradientEmModelFit> back = GradientEmModelFromJson(GradientEmModelToJson(fit));
+  const StatusOr<GradientEmModelFit> back = GradientEmModelIo::FromJson(GradientEmModelIo::ToJson(fit));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->model, GradientEmModel::kMrm);
   EXPECT_EQ(back->method, GradientEmMethod::kDp);
@@ -81,14 +81,14 @@ TEST(GradientEmModelIoTest, RoundTripsEveryField) {
   ASSERT_EQ(g.ledger.size(), 4u);
   EXPECT_EQ(g.ledger.releases()[3].noise_scale, 0.07);
   // The text again, byte for byte.
-  EXPECT_EQ(GradientEmModelToJson(*back), GradientEmModelToJson(fit));
+  EXPECT_EQ(GradientEmModelIo::ToJson(*back), GradientEmModelIo::ToJson(fit));
 }
 
 TEST(GradientEmModelIoTest, RoundTripsClippedAndPlainFits) {
   GradientEmModelFit clipped = TestFit();
   clipped.method = GradientEmMethod::kClipped;
   clipped.clip = 2.5;
-  StatusOr<GradientEmModelFit> back = GradientEmModelFromJson(GradientEmModelToJson(clipped));
+  StatusOr<GradientEmModelFit> back = GradientEmModelIo::FromJson(GradientEmModelIo::ToJson(clipped));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->clip, 2.5);
   EXPECT_TRUE(std::isnan(back->tau));
@@ -98,10 +98,10 @@ TEST(GradientEmModelIoTest, RoundTripsClippedAndPlainFits) {
   plain.method = GradientEmMethod::kNonPrivate;
   plain.guarantee = GradientEmGuarantee();
   plain.seed.reset();
-  const json j = json::parse(GradientEmModelToJson(plain));
+  const json j = json::parse(GradientEmModelIo::ToJson(plain));
   EXPECT_FALSE(j.at("privacy").contains("calibration"));
   EXPECT_FALSE(j.at("privacy").contains("releases"));
-  back = GradientEmModelFromJson(j.dump());
+  back = GradientEmModelIo::FromJson(j.dump());
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->model, GradientEmModel::kRmc);
   EXPECT_FALSE(back->guarantee.is_private);
@@ -111,7 +111,7 @@ TEST(GradientEmModelIoTest, RoundTripsClippedAndPlainFits) {
 TEST(GradientEmModelIoTest, WritesTheDocumentedLayout) {
   GradientEmModelFit fit = TestFit();
   fit.trajectory = {Eigen::Vector3d(1, 0, 0), fit.beta};
-  const json j = json::parse(GradientEmModelToJson(fit));
+  const json j = json::parse(GradientEmModelIo::ToJson(fit));
   EXPECT_EQ(j.at("format"), "dpem-gradient-em");
   EXPECT_EQ(j.at("version"), 1);
   EXPECT_EQ(j.at("model"), "gradient_em");
@@ -132,12 +132,12 @@ TEST(GradientEmModelIoTest, WritesTheDocumentedLayout) {
   // The trajectory is for the reader: a file without it reads the same.
   json without = j;
   without.erase("trajectory");
-  EXPECT_TRUE(GradientEmModelFromJson(without.dump()).ok());
+  EXPECT_TRUE(GradientEmModelIo::FromJson(without.dump()).ok());
 }
 
 TEST(GradientEmModelIoTest, RefusesDamagedFilesWithOneLine) {
-  const json j = json::parse(GradientEmModelToJson(TestFit()));
-  EXPECT_FALSE(GradientEmModelFromJson("{not json").ok());
+  const json j = json::parse(GradientEmModelIo::ToJson(TestFit()));
+  EXPECT_FALSE(GradientEmModelIo::FromJson("{not json").ok());
   json wrong = j;
   wrong["format"] = "dpem-gmm";
   ExpectRefused(wrong, "not a dpem gradient EM model");

@@ -33,7 +33,7 @@ class GradientEmFitTask final : public FitTask {
   double* MutableEpsilon() override { return &options_.epsilon; }
   Status Fit(const RowSource& x, Generator& gen) override;
   PrivacyGuarantee& MutableGuarantee() override { return fit_.guarantee; }
-  // The model file (GradientEmModelToJson), with beta^0..beta^T if
+  // The model file (GradientEmModelIo::ToJson), with beta^0..beta^T if
   // `trajectory`.
   std::string ModelJson() const override;
 

@@ -27,6 +27,7 @@
 #include "dpem/data/domain.h"
 #include "dpem/data/matrix.h"
 #include "dpem/models/gradient_em/gradient_em.h"
+#include "dpem/models/model_io.h"
 #include "dpem/status.h"
 
 namespace dpem {
@@ -68,16 +69,12 @@ GradientEmModelFit MakeGradientEmModelFit(GradientEmModel model, const GradientE
                                           Eigen::Index n, const GradientEmFit& fitted,
                                           bool trajectory);
 
-// The model as JSON text (indented).
-std::string GradientEmModelToJson(const GradientEmModelFit& fit);
-// Parses model JSON text; InvalidArgument naming the first problem (format,
-// version, missing or mistyped field, beta not `dimension` finite numbers,
-// sigma or step not finite and > 0, a method that does not match the
-// privacy block, a private model whose ledger does not list one release per
-// iteration).
-StatusOr<GradientEmModelFit> GradientEmModelFromJson(const std::string& text);
-// Reads and parses a model file; NotFound / IoError / InvalidArgument.
-StatusOr<GradientEmModelFit> ReadGradientEmModel(const std::string& path);
+// The model file functions of gradient EM (dpem/models/model_io.h): the
+// reader refuses, with InvalidArgument naming the first problem, beta not
+// `dimension` finite numbers, sigma or step not finite and > 0, a method
+// that does not match the privacy block, and a private model whose ledger
+// does not list one release per iteration.
+using GradientEmModelIo = ModelIo<GradientEmModelFit>;
 
 // The number of columns of the model's records: d (gmm), d + 1 (mrm),
 // 2 d + 1 (rmc).
