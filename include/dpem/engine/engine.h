@@ -126,11 +126,41 @@ class Engine {
     return parts;
   }
 
+  // Reduce for a pass that folds each block's partial into exact sums (a
+  // cost per block): blocks of kFoldSubBlocks cache-sized sub-blocks of
+  // ChooseBlockRows(row_doubles) rows; `work` runs on each sub-block in
+  // order, then `end_of_block` once per block (the fold).
+  template <typename Accumulator>
+  StatusOr<std::vector<Accumulator>> ReduceInSubBlocks(
+      const RowSource& source, Eigen::Index row_doubles,
+      const std::function<void(Accumulator&)>& init,
+      const std::function<void(Accumulator&, const RowBlock&)>& work,
+      const std::function<void(Accumulator&)>& end_of_block) const;
+
  private:
   Engine(int threads, Eigen::Index block_rows) : threads_(threads), block_rows_(block_rows) {}
   int threads_ = 1;
   Eigen::Index block_rows_ = 0;
 };
+
+template <typename Accumulator>
+StatusOr<std::vector<Accumulator>> Engine::ReduceInSubBlocks(
+    const RowSource& source, Eigen::Index row_doubles,
+    const std::function<void(Accumulator&)>& init,
+    const std::function<void(Accumulator&, const RowBlock&)>& work,
+    const std::function<void(Accumulator&)>& end_of_block) const {
+  return Reduce<Accumulator>(
+      source, row_doubles, init,
+      [&](Accumulator& a, const RowBlock& block, Eigen::Index) {
+        DPEM_RETURN_IF_ERROR(ForEachSubBlock(block, row_doubles, [&](const RowBlock& sub) {
+          work(a, sub);
+          return OkStatus();
+        }));
+        end_of_block(a);
+        return OkStatus();
+      },
+      kFoldSubBlocks);
+}
 
 }  // namespace dpem
 

@@ -183,18 +183,15 @@ StatusOr<GmmStatistics> ComputeStatisticsPass(const GmmParameters& params, const
   const Eigen::Index row_doubles = (params.type == CovarianceType::kFull ? FeatureCount(d) : d) + k;
   DPEM_ASSIGN_OR_RETURN(
       std::vector<EStepWorker> workers,
-      engine.Reduce<EStepWorker>(
+      engine.ReduceInSubBlocks<EStepWorker>(
           x, row_doubles, init,
-          [&](EStepWorker& w, const RowBlock& block, Eigen::Index) {
-            DPEM_RETURN_IF_ERROR(ForEachSubBlock(block, row_doubles, [&](const RowBlock& sub) {
-              internal::BlockResponsibilities(evaluator, sub, w);
-              Accumulate(sub, w);
-              return OkStatus();
-            }));
-            if (exact) w.exact.FoldAndZero(ExactArrays(w.stats, w.feature_sums));
-            return OkStatus();
+          [&](EStepWorker& w, const RowBlock& sub) {
+            internal::BlockResponsibilities(evaluator, sub, w);
+            Accumulate(sub, w);
           },
-          kFoldSubBlocks));
+          [&](EStepWorker& w) {
+            if (exact) w.exact.FoldAndZero(ExactArrays(w.stats, w.feature_sums));
+          }));
   return Merge(workers, x, exact);
 }
 

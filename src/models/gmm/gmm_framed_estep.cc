@@ -331,17 +331,10 @@ StatusOr<GmmStatistics> ComputeFramedStatistics(const GmmParameters& params,
   const Eigen::Index row_doubles = k_count * d + 2 * d + 2 * k_count + 1;
   DPEM_ASSIGN_OR_RETURN(
       std::vector<FramedWorker> workers,
-      engine.Reduce<FramedWorker>(
+      engine.ReduceInSubBlocks<FramedWorker>(
           unit, row_doubles, init,
-          [&](FramedWorker& w, const RowBlock& block, Eigen::Index) {
-            DPEM_RETURN_IF_ERROR(ForEachSubBlock(block, row_doubles, [&](const RowBlock& sub) {
-              FramedSubBlock(sub, maps, kernels, w);
-              return OkStatus();
-            }));
-            w.exact.FoldAndZero(w.arrays);
-            return OkStatus();
-          },
-          kFoldSubBlocks));
+          [&](FramedWorker& w, const RowBlock& sub) { FramedSubBlock(sub, maps, kernels, w); },
+          [](FramedWorker& w) { w.exact.FoldAndZero(w.arrays); }));
   GmmStatistics total = std::move(workers[0].stats);
   DPEM_RETURN_IF_ERROR(WriteExactSumOverRanks(
       unit.collective(), MergeExactSums(workers, &FramedWorker::exact), FramedArrays(total)));
