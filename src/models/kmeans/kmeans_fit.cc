@@ -138,8 +138,7 @@ StatusOr<KmeansFit> FitKmeans(const DataMatrix& x, const KmeansFitOptions& optio
 StatusOr<KmeansFit> FitKmeans(const RowSource& x, const KmeansFitOptions& requested,
                               Generator& gen) {
   DPEM_ASSIGN_OR_RETURN(KmeansFitOptions options, internal::ResolvedFitOptions(requested));
-  if (requested.iterations == 0 && options.IsPrivate() &&
-      options.ResolvedInit() == KmeansInit::kPrivate && options.initial_centres.size() == 0) {
+  if (requested.iterations == 0 && options.IsPrivate() && options.StartsPrivately()) {
     DPEM_ASSIGN_OR_RETURN(options.iterations,
                           internal::DefaultPrivateStartIterations(options, x.rows(), x.cols()));
   }

@@ -53,8 +53,11 @@ bool KmeansMethodHasPrivateStart(KmeansMethod method) {
 
 int KmeansFitOptions::ResolvedIterations() const {
   if (iterations > 0) return iterations;
-  return DefaultIterations(IsPrivate(),
-                           initial_centres.size() == 0 && ResolvedInit() == KmeansInit::kPrivate);
+  return DefaultIterations(IsPrivate(), StartsPrivately());
+}
+
+bool KmeansFitOptions::StartsPrivately() const {
+  return initial_centres.size() == 0 && ResolvedInit() == KmeansInit::kPrivate;
 }
 
 KmeansInit KmeansFitOptions::ResolvedInit() const {

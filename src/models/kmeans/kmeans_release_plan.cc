@@ -42,12 +42,6 @@ KmeansReleasePlan DplloydPlan(const KmeansFitOptions& o, Eigen::Index d) {
   return plan;
 }
 
-// Whether a fit with options `o` starts by the private start (no public
-// centres given).
-bool StartsPrivately(const KmeansFitOptions& o) {
-  return o.initial_centres.size() == 0 && o.ResolvedInit() == KmeansInit::kPrivate;
-}
-
 // The calibration of a fit with options `o` (a calibrated method), its
 // iterations' pattern left to SetIterationPattern: the budget, the
 // accountant, and the private start's pattern and share if it starts so.
@@ -57,7 +51,7 @@ CalibrationOptions CalibrationFor(const KmeansFitOptions& o) {
   c.delta = o.delta;
   c.iterations = o.iterations;
   c.accountant = o.EffectiveAccountant();
-  if (StartsPrivately(o)) {
+  if (o.StartsPrivately()) {
     c.start = PrivateStartPattern(NoiseSampling::kDiscrete);
     c.start_share = kPrivateStartShare;
   }
@@ -117,7 +111,7 @@ StatusOr<KmeansReleasePlan> MakeKmeansReleasePlan(const KmeansFitOptions& o, Eig
   SetIterationPattern(o, d, plan, c);
   DPEM_ASSIGN_OR_RETURN(const CalibrationResult cal, Calibrate(c));
   plan.multipliers = cal.noise_multipliers;
-  if (StartsPrivately(o)) {
+  if (o.StartsPrivately()) {
     DPEM_ASSIGN_OR_RETURN(plan.start, MakePrivateStartPlan(NoiseSampling::kDiscrete,
                                                            cal.start_noise_multipliers,
                                                            o.components, n));

@@ -244,8 +244,12 @@ struct KmeansFitOptions {
   AccountantKind EffectiveAccountant() const;
   // `init` if set, else the default (see there).
   KmeansInit ResolvedInit() const;
-  // `iterations` if set (> 0), else DefaultIterations(IsPrivate(), the fit
-  // starts privately).
+  // Whether the fit starts by the private start: no public centres given and
+  // ResolvedInit() is kPrivate.
+  bool StartsPrivately() const;
+  // `iterations` if set (> 0), else DefaultIterations(IsPrivate(),
+  // StartsPrivately()); a private fit from the private start may then take
+  // fewer from the number of records (FitKmeans, docs/kmeans.md).
   int ResolvedIterations() const;
   // Checks everything that does not need the data.
   Status Validate() const;
