@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <string>
+#include <utility>
 
 namespace dpem {
 namespace {
@@ -99,7 +100,8 @@ constexpr double kSafelyInsideSquaredNorm = 1.0 - 1e-9;
 
 // True if the centre is empty or every entry is +0.0: then x - c is x, bit
 // for bit (also for x = -0.0, which a centre of -0.0 would turn into +0.0),
-// and the maps skip the subtraction, which costs a per-row pass.
+// and a UnitBallRowSource drops such a centre, so that its maps skip the
+// subtraction, which costs a per-row pass.
 bool IsPositiveZero(const Eigen::VectorXd& c) {
   for (double v : c) {
     if (v != 0.0 || std::signbit(v)) return false;
@@ -158,7 +160,7 @@ Eigen::Index MapRowsInPlace(const DataDomain& domain, DataMatrix& x) {
 Eigen::Index MapRows(const DataDomain& domain, const RowBlock& raw, DataMatrix& out) {
   const Eigen::VectorXd& c = domain.center;
   const double r = domain.data_norm;
-  if (!IsPositiveZero(c)) {
+  if (c.size() != 0) {
     out.noalias() = (raw.rowwise() - c.transpose()) / r;
   } else {
     out.noalias() = raw / r;
@@ -215,7 +217,9 @@ StatusOr<DataMatrix> MapToUnitBall(const DataMatrix& x, const DataDomain& domain
 StatusOr<UnitBallRowSource> UnitBallRowSource::Create(const RowSource& raw,
                                                       const DataDomain& domain) {
   DPEM_RETURN_IF_ERROR(CheckCenter(domain, raw.cols(), "UnitBallRowSource"));
-  return UnitBallRowSource(raw, domain);
+  DataDomain mapped = domain;
+  if (IsPositiveZero(mapped.center)) mapped.center.resize(0);  // The same map.
+  return UnitBallRowSource(raw, std::move(mapped));
 }
 
 RowBlock UnitBallRowSource::Block(Eigen::Index start, Eigen::Index count,
