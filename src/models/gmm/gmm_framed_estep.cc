@@ -42,11 +42,11 @@
 
 #include <cmath>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "engine/exact_sum.h"
 #include "engine/rank_combine.h"
+#include "internal/dimension_dispatch.h"
 #include "internal/unit_ball.h"
 #include "models/gmm/gmm_framed_kernels.h"
 #include "models/gmm/gmm_frames.h"
@@ -69,7 +69,6 @@ struct FramedMaps {
   Eigen::VectorXd distance_scale;      // K: rho^2 (local frame) or 1 (global).
   Eigen::VectorXd log_joint_constant;  // K: log pi_k - (d log 2 pi + log|Sigma_k|) / 2.
   std::vector<bool> local;             // K.
-  bool any_global = false;
 };
 
 // Component k's frame scale and origin for its map: the local frame's own
@@ -100,7 +99,6 @@ Status ComponentMap(const GmmParameters& params, const ComponentFrame& frame, Ei
   m.offsets.segment(k * d, d) = (inverse * mean).transpose();
   m.distance_scale(k) = frame.local ? frame.radius * frame.radius : 1.0;
   m.local[static_cast<size_t>(k)] = frame.local;
-  m.any_global = m.any_global || !frame.local;
   return OkStatus();
 }
 
@@ -159,21 +157,12 @@ struct SmallKernels {
                   double&, double*, double*) = nullptr;
 };
 
-template <int D>
-SmallKernels KernelsOf() {
-  return {&FrameMapAndNorms<D>, &WeightedMoments<D>};
-}
-
-template <int... D>
-SmallKernels KernelsFor(Eigen::Index d, std::integer_sequence<int, D...>) {
-  SmallKernels k;
-  ((d == D + 1 ? (k = KernelsOf<D + 1>(), 0) : 0), ...);
-  return k;
-}
-
 // The kernels for d (full covariances), or none above kMaxFramedKernelDimension.
 SmallKernels SmallKernelsFor(Eigen::Index d) {
-  return KernelsFor(d, std::make_integer_sequence<int, kMaxFramedKernelDimension>{});
+  return ForCompiledDimension<kMaxFramedKernelDimension>(d, [](auto dimension) {
+    constexpr int kD = decltype(dimension)::value;
+    return SmallKernels{&FrameMapAndNorms<kD>, &WeightedMoments<kD>};
+  });
 }
 
 // Every record's y_k into w.y (B x (K d)) and their squared norms into

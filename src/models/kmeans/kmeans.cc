@@ -9,6 +9,7 @@
 #include "dpem/models/kmeans/kmeans.h"
 #include "engine/exact_sum.h"
 #include "engine/rank_combine.h"
+#include "internal/dimension_dispatch.h"
 #include "models/kmeans/kmeans_kernels.h"
 
 namespace dpem {
@@ -25,17 +26,9 @@ Status CheckShapes(const Eigen::MatrixXd& centres, const DataMatrix& x) {
   return OkStatus();
 }
 
-// The compiled kernel of dimension d (kmeans_kernels.h), or null above
-// kMaxKmeansKernelDimension.
+// A compiled kernel of kmeans_kernels.h (NearestCentres<D>).
 using NearestCentresKernel = void (*)(const double*, Eigen::Index, Eigen::Index, const double*,
                                       const double*, Eigen::Index, int*, double*);
-
-template <int... D>
-NearestCentresKernel KernelFor(Eigen::Index d, std::integer_sequence<int, D...>) {
-  NearestCentresKernel kernel = nullptr;
-  ((d == D + 1 ? (kernel = &internal::NearestCentres<D + 1>, 0) : 0), ...);
-  return kernel;
-}
 
 // Calls fn(first_row, block) for consecutive blocks of kEStepChunkRows rows.
 template <typename Fn>
@@ -75,8 +68,10 @@ StatusOr<NearestCentre> NearestCentre::Create(const Eigen::MatrixXd& centres) {
   nc.centres_ = centres;
   nc.columns_ = centres.transpose();
   nc.half_squared_norms_ = 0.5 * centres.rowwise().squaredNorm().transpose();
-  nc.kernel_ = KernelFor(centres.cols(),
-                         std::make_integer_sequence<int, internal::kMaxKmeansKernelDimension>{});
+  nc.kernel_ = internal::ForCompiledDimension<internal::kMaxKmeansKernelDimension>(
+      centres.cols(), [](auto dimension) -> NearestCentresKernel {
+        return &internal::NearestCentres<decltype(dimension)::value>;
+      });
   return nc;
 }
 
@@ -111,8 +106,8 @@ void NearestCentre::Assign(const Eigen::Ref<const DataMatrix>& block, Eigen::Vec
 
 void NearestCentre::Accumulate(const Eigen::Ref<const DataMatrix>& block,
                                KmeansStatistics& stats, Eigen::MatrixXd& scratch) const {
-  thread_local Eigen::VectorXi labels;
-  thread_local Eigen::VectorXd distances;
+  Eigen::VectorXi labels;
+  Eigen::VectorXd distances;
   Assign(block, labels, distances, scratch);
   for (Eigen::Index i = 0; i < block.rows(); ++i) {
     stats.counts(labels(i)) += 1.0;
