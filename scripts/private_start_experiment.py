@@ -3,7 +3,7 @@
 
 Usage: /usr/bin/python3 scripts/private_start_experiment.py [--dpem PATH]
        [--fits F] [--iterations J ...] [--epsilon E] [--inits private random]
-       [--scenarios 3x2 8x5 ...] [--seed S] [--workers W]
+       [--frames default wide sqrtd sqrtd-raw] [--scenarios 3x2 8x5 ...] [--seed S] [--workers W]
 
 Draws well-separated Gaussian mixtures as scripts/gmm_init_experiment.py does
 (K = 3 to 10 components with unequal weights in d = 2 to 10 dimensions, full
@@ -12,7 +12,11 @@ and 20,000 held-out test records each. The public domain is centred at the
 origin with radius R = max_k ||mu_k|| + 3 sqrt(d) max_k sqrt(lambda_max(Sigma_k))
 (a bound from the generating process, not from the sample). On each mixture,
 F private fits (epsilon, delta = 1e-5, full covariances, joint release; NO
-seed: each fit draws its noise from the OS) per start and per J. Reference:
+seed: each fit draws its noise from the OS) per start, per J and per frame
+rule (--frames: `default`, dpem's adaptive radius with the clip correction;
+`wide`, the fixed radius sqrt(d) + 2 without it, the default before
+2026-11-24's change; `sqrtd` and `sqrtd-raw`, the fixed radius sqrt(d) with
+and without the correction). Reference:
 scikit-learn's best of 10 k-means++ starts (n_init=10, max_iter=500). Prints,
 per mixture, the fraction of fits whose held-out mean log-likelihood is
 within 0.05 nats per record of the reference's, and the median gap, as a
@@ -41,11 +45,28 @@ def public_radius(mixture):
     return float(np.linalg.norm(means, axis=1).max() + 3.0 * np.sqrt(d) * spread)
 
 
-def private_fit(args, train, test, k, j, init, radius, workdir, tag):
+FRAME_RULES = {  # --frames: (fixed radius as a function of d or None, clip correction)
+    "default": (None, "on"),
+    "wide": (lambda d: np.sqrt(d) + 2.0, "off"),
+    "sqrtd": (np.sqrt, "on"),
+    "sqrtd-raw": (np.sqrt, "off"),
+}
+
+
+def frame_flags(frames, d):
+    """dpem's flags for a frame rule of --frames, in d dimensions."""
+    radius, correction = FRAME_RULES[frames]
+    flags = ["--frame-clip-correction", correction]
+    return flags if radius is None else flags + ["--frame-radius", str(radius(d))]
+
+
+def private_fit(args, train, test, k, j, init, frames, radius, workdir, tag):
     model = os.path.join(workdir, f"model-{tag}.json")
+    d = np.load(train, mmap_mode="r").shape[1]
     cmd = [args.dpem, "fit", "gmm", "--input", train, "--output", model, "--components",
            str(k), "--iterations", str(j), "--epsilon", str(args.epsilon), "--delta", "1e-5",
-           "--data-norm", str(radius), "--quiet", "--threads", "1", "--init", init]
+           "--data-norm", str(radius), "--quiet", "--threads", "1", "--init", init
+           ] + frame_flags(frames, d)
     subprocess.run(cmd, check=True, capture_output=True)
     out = subprocess.run([args.dpem, "score", "--model", model, "--input", test, "--json"],
                          check=True, capture_output=True, text=True).stdout
@@ -64,13 +85,17 @@ def run_scenario(args, k, d, rng, workdir, pool):
                           random_state=int(rng.integers(2**31))).fit(x).score(x_test)
     radius = public_radius(mixture)
     jobs = {}
-    for init in args.inits:
-        for j in args.iterations:
-            jobs[(init, j)] = [pool.submit(private_fit, args, train, test, k, j, init, radius,
-                                           workdir, f"{k}-{d}-{init}-{j}-{f}")
-                               for f in range(args.fits)]
+    for init, j, frames in columns(args):
+        jobs[(init, j, frames)] = [
+            pool.submit(private_fit, args, train, test, k, j, init, frames, radius, workdir,
+                        f"{k}-{d}-{init}-{j}-{frames}-{f}") for f in range(args.fits)]
     runs = {key: np.array([f.result() for f in futures]) for key, futures in jobs.items()}
     return ref, radius, runs
+
+
+def columns(args):
+    return [(init, j, frames) for init in args.inits for j in args.iterations
+            for frames in args.frames]
 
 
 def main():
@@ -80,6 +105,7 @@ def main():
     parser.add_argument("--iterations", type=int, nargs="+", default=[10])
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--inits", nargs="+", default=["private", "random"])
+    parser.add_argument("--frames", nargs="+", default=["default"], choices=list(FRAME_RULES))
     parser.add_argument("--scenarios", nargs="+", default=DEFAULT_SCENARIOS)
     parser.add_argument("--seed", type=int, default=20240601)
     parser.add_argument("--workers", type=int, default=2)
@@ -89,7 +115,8 @@ def main():
     print(f"Private fits at epsilon = {args.epsilon}, delta = 1e-5, {args.fits} unseeded fits "
           f"each: fits within {TOLERANCE} nats/record of scikit-learn's best of 10 starts "
           f"(held-out), and the median gap in nats/record.\n")
-    header = [f"{init}, J = {j}" for init in args.inits for j in args.iterations]
+    header = [f"{init}, J = {j}" + ("" if frames == "default" else f", {frames} frames")
+              for init, j, frames in columns(args)]
     print("| K | d | R | reference | " + " | ".join(header) + " |")
     print("|---|---|---|---|" + "---|" * len(header))
     with tempfile.TemporaryDirectory() as workdir, \

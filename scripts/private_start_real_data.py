@@ -2,7 +2,7 @@
 """Issue 18: the private start on Gowalla and park2016's synthetic data.
 
 Usage: /usr/bin/python3 scripts/private_start_real_data.py [--repeats R] [--js J ...]
-       [--sets synthetic gowalla] [--epsilons E ...]
+       [--sets synthetic gowalla] [--epsilons E ...] [--wide-frames]
 
 The data and settings of scripts/gmm_mechanisms_experiment.py: (a) three
 isotropic 2-D Gaussians (park2016 Sec. 6), 10,000 training and 2,000 test
@@ -13,7 +13,11 @@ components, J = 10, the README's domain. For epsilon in {0.1, 0.2, 0.5, 1,
 it fits, without a seed (noise from the OS):
   - the start before issue 18: --init random, J iterations;
   - the default private start, J iterations;
-  - the default private start, each J of --js (default: 3, the default J).
+  - the default private start, each J of --js (default: 3, the default J);
+  - with --wide-frames, also the private start at each J of --js with the
+    component frames before 2026-11-24 (--frame-radius sqrt(d) + 2, no clip
+    correction), and the median over repeats of the paired difference
+    (default minus wide frames, same split).
 Fits run without a seed (noise from the OS) and with one thread each, two
 at a time.
 Prints the test log-likelihood per point, median [25%, 75%] over R repeats,
@@ -32,12 +36,15 @@ import numpy as np
 from gmm_mechanisms_experiment import DELTA, DPEM, EPSILONS, SETTINGS, data_for
 
 
-def fit_and_score(name, train, test, eps, init, j, workdir, tag):
+WIDE_FRAMES = ["--frame-radius", str(2.0 ** 0.5 + 2.0), "--frame-clip-correction", "off"]  # d = 2
+
+
+def fit_and_score(name, train, test, eps, init, j, flags, workdir, tag):
     s = SETTINGS[name]
     model = os.path.join(workdir, f"m_{tag}.json")
     cmd = [DPEM, "fit", "gmm", "--input", train, "--output", model, "--components", str(s["k"]),
            "--iterations", str(j), "--covariance", s["cov"], "--quiet", "--threads", "1",
-           "--epsilon", str(eps), "--delta", str(DELTA), "--init", init] + s["domain"]
+           "--epsilon", str(eps), "--delta", str(DELTA), "--init", init] + s["domain"] + flags
     subprocess.run(cmd, check=True, capture_output=True)
     out = subprocess.run([DPEM, "score", "--model", model, "--input", test, "--json"],
                          check=True, capture_output=True, text=True).stdout
@@ -45,10 +52,13 @@ def fit_and_score(name, train, test, eps, init, j, workdir, tag):
     return json.loads(out)["mean_log_likelihood"]
 
 
-def columns(name, js):
+def columns(name, js, wide_frames):
     j = SETTINGS[name]["j"]
-    return [(f"random start, J = {j}", "random", j), (f"private start, J = {j}", "private", j)] + [
-        (f"private start, J = {x}", "private", x) for x in js if x != j]
+    cols = [(f"random start, J = {j}", "random", j, []), (f"private start, J = {j}", "private", j, [])]
+    cols += [(f"private start, J = {x}", "private", x, []) for x in js if x != j]
+    if wide_frames:
+        cols += [(f"private start, J = {x}, wide frames", "private", x, WIDE_FRAMES) for x in js]
+    return cols
 
 
 def main():
@@ -58,29 +68,38 @@ def main():
     parser.add_argument("--js", type=int, nargs="+", default=[3])
     parser.add_argument("--sets", nargs="+", default=list(SETTINGS))
     parser.add_argument("--epsilons", type=float, nargs="+", default=EPSILONS)
+    parser.add_argument("--wide-frames", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as workdir, \
             concurrent.futures.ThreadPoolExecutor(args.workers) as pool:
         for name in args.sets:
+            cols = columns(name, args.js, args.wide_frames)
             jobs = {}
             for rep in range(args.repeats):
                 train, test = data_for(name, rep, workdir)
                 for eps in args.epsilons:
-                    for label, init, j in columns(name, args.js):
-                        tag = f"{name}_{rep}_{eps}_{init}_{j}"
+                    for c, (label, init, j, flags) in enumerate(cols):
+                        tag = f"{name}_{rep}_{eps}_{c}"
                         jobs.setdefault((eps, label), []).append(pool.submit(
-                            fit_and_score, name, train, test, eps, init, j, workdir, tag))
+                            fit_and_score, name, train, test, eps, init, j, flags, workdir, tag))
             res = {key: np.array([f.result() for f in v]) for key, v in jobs.items()}
-            labels = [c[0] for c in columns(name, args.js)]
-            print(f"\n({name}) test log-likelihood per point, median [25%, 75%] over "
-                  f"{args.repeats} repeats:\n")
-            print("| epsilon | " + " | ".join(labels) + " | private >= random (median, J) |")
-            print("|---:|" + "---|" * (len(labels) + 1))
-            for eps in args.epsilons:
-                q = [np.percentile(res[(eps, lab)], [25, 50, 75]) for lab in labels]
-                cells = [f"{v[1]:.3f} [{v[0]:.3f}, {v[2]:.3f}]" for v in q]
-                ok = "yes" if q[1][1] >= q[0][1] else "NO"
-                print(f"| {eps} | " + " | ".join(cells) + f" | {ok} |", flush=True)
+            print_table(name, args, [c[0] for c in cols], res)
+
+
+def print_table(name, args, labels, res):
+    pairs = [(f"private start, J = {x}", f"private start, J = {x}, wide frames")
+             for x in args.js] if args.wide_frames else []
+    print(f"\n({name}) test log-likelihood per point, median [25%, 75%] over "
+          f"{args.repeats} repeats:\n")
+    extra = [f"J = {x}: default - wide (paired median)" for x in args.js] if pairs else []
+    print("| epsilon | " + " | ".join(labels + extra) + " | private >= random (median, J) |")
+    print("|---:|" + "---|" * (len(labels) + len(extra) + 1))
+    for eps in args.epsilons:
+        q = [np.percentile(res[(eps, lab)], [25, 50, 75]) for lab in labels]
+        cells = [f"{v[1]:.3f} [{v[0]:.3f}, {v[2]:.3f}]" for v in q]
+        cells += [f"{np.median(res[(eps, a)] - res[(eps, b)]):+.3f}" for a, b in pairs]
+        ok = "yes" if q[1][1] >= q[0][1] else "NO"
+        print(f"| {eps} | " + " | ".join(cells) + f" | {ok} |", flush=True)
 
 
 if __name__ == "__main__":

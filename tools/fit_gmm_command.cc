@@ -25,6 +25,7 @@ struct FitGmmFlags {
   double per_release_delta = kDefaultPerReleaseDelta;
   std::string component_frames = "on";
   double frame_radius = 0.0;
+  std::string frame_clip_correction = "on";
   double covariance_floor = 1e-6;
 };
 
@@ -51,19 +52,24 @@ Status ParsedFlagsInto(const FitGmmFlags& f, GmmFitOptions& o) {
   return OkStatus();
 }
 
+// The value of an on/off flag.
+StatusOr<bool> OnOff(const std::string& flag, const std::string& value) {
+  if (value != "on" && value != "off") return InvalidArgumentError(flag + " must be on or off");
+  return value == "on";
+}
+
 // The release's flags: only meaningful (and then required) for private fits.
 Status ReleaseFlagsInto(FitGmmFlags& f, GmmFitOptions& o) {
   o.unsafe_paper_mechanisms = f.unsafe_paper_mechanisms;
   DPEM_RETURN_IF_ERROR(RequireOpenUnitInterval("--per-release-delta", f.per_release_delta));
   o.per_release_delta = f.per_release_delta;
-  if (f.component_frames != "on" && f.component_frames != "off") {
-    return InvalidArgumentError("--component-frames must be on or off");
-  }
-  o.component_frames = f.component_frames == "on";
+  DPEM_ASSIGN_OR_RETURN(o.component_frames, OnOff("--component-frames", f.component_frames));
   if (!(f.frame_radius >= 0.0 && std::isfinite(f.frame_radius))) {
     return InvalidArgumentError("--frame-radius must be finite and >= 0 (0: the default)");
   }
   o.frame_radius = f.frame_radius;
+  DPEM_ASSIGN_OR_RETURN(o.frame_clip_correction,
+                        OnOff("--frame-clip-correction", f.frame_clip_correction));
   DPEM_ASSIGN_OR_RETURN(o.accountant, AccountantFromFlags(f.fit, kDefaultAccountant));
   DPEM_RETURN_IF_ERROR(DomainFromFlags(f.fit, o.IsPrivate(), o.epsilon, o.domain));
   DPEM_ASSIGN_OR_RETURN(o.delta, DeltaFromFlags(f.fit, o.IsPrivate()));
@@ -101,8 +107,12 @@ void AddReleaseOptions(CLI::App* app, FitGmmFlags& f) {
                   "covariance, radius --frame-radius), records clipped to it, so that the noise "
                   "shrinks with the component; same sensitivity and budget");
   app->add_option("--frame-radius", f.frame_radius,
-                  "Radius of the component frames in Mahalanobis units (default 0: sqrt(d) + 2, "
-                  "which clips about 0.3% of a Gaussian component's records)");
+                  "Radius of the component frames in Mahalanobis units (default 0: adaptive, "
+                  "per component between sqrt(d) and sqrt(d) + 2 by the release's noise for its "
+                  "count; docs/gmm.md)");
+  app->add_option("--frame-clip-correction", f.frame_clip_correction,
+                  "on (default) or off. Undo the shrinkage that the frames' clipping causes in "
+                  "a Gaussian component's mean and covariance (post-processing)");
   app->add_flag("--unsafe-paper-mechanisms", f.unsafe_paper_mechanisms,
                 "Use park2016's Gamma (spherical) or Wishart (full) covariance noise, for "
                 "reproducing the paper only. They are NOT differentially private: their noise "

@@ -5,9 +5,12 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Eigenvalues>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
+
+#include <boost/math/special_functions/gamma.hpp>
 
 #include "internal/linear_algebra.h"
 
@@ -21,18 +24,138 @@ ComponentFrame GlobalFrame(Eigen::Index d) {
   return f;
 }
 
+// Special functions that report errors by value (NaN), never by exception:
+// a fit must not fail on released values.
+using QuietPolicy = boost::math::policies::policy<
+    boost::math::policies::domain_error<boost::math::policies::ignore_error>,
+    boost::math::policies::evaluation_error<boost::math::policies::ignore_error>,
+    boost::math::policies::overflow_error<boost::math::policies::ignore_error>>;
+
+// P(X <= x) for X chi-square with k degrees of freedom.
+double ChiSquareCdf(double k, double x) {
+  if (!(x > 0.0)) return 0.0;
+  if (!std::isfinite(x)) return 1.0;
+  return boost::math::gamma_p(0.5 * k, 0.5 * x, QuietPolicy());
+}
+
+// E[min(c X, rho^2)] for X chi-square with d degrees of freedom, using
+// E[X; X < t] = d P(X_{d+2} < t): c d P(X_{d+2} < t) + rho^2 P(X_d >= t),
+// t = rho^2 / c. Increasing in c, from 0 to rho^2.
+double ClippedSquaredNorm(double c, double rho, double d) {
+  const double t = rho * rho / c;
+  return c * d * ChiSquareCdf(d + 2.0, t) + rho * rho * (1.0 - ChiSquareCdf(d, t));
+}
+
+// E[min(||z||^2, rho ||z||)] for z ~ N(0, c I_d): c d P(X_{d+2} < t) +
+// rho sqrt(c) E[sqrt X; X >= t], with E[sqrt X; X >= t] = sqrt 2
+// Gamma((d+1)/2) / Gamma(d/2) P(X_{d+1} >= t).
+double ClippedNormMoment(double c, double rho, double d) {
+  const double t = rho * rho / c;
+  const double half_moment = std::exp(std::lgamma(0.5 * (d + 1.0)) - std::lgamma(0.5 * d));
+  return c * d * ChiSquareCdf(d + 2.0, t) +
+         rho * std::sqrt(2.0 * c) * half_moment * (1.0 - ChiSquareCdf(d + 1.0, t));
+}
+
+// The scale c with ClippedSquaredNorm(c) = observed (0 < observed < rho^2),
+// by bisection on log c; +infinity if observed is beyond the bracket.
+double ScaleOfClippedNorm(double observed, double rho, double d) {
+  const double nominal = rho * rho / d;
+  double lo = std::log(1e-8 * nominal), hi = std::log(1e8 * nominal);
+  if (!(ClippedSquaredNorm(std::exp(hi), rho, d) > observed)) {
+    return std::numeric_limits<double>::infinity();
+  }
+  for (int i = 0; i < 80; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (ClippedSquaredNorm(std::exp(mid), rho, d) < observed ? lo : hi) = mid;
+  }
+  return std::exp(0.5 * (lo + hi));
+}
+
+// The trace of component k's second moment (its sum of squared norms).
+double SecondMomentTrace(const GmmStatistics& s, Eigen::Index k) {
+  switch (s.type) {
+    case CovarianceType::kFull: return s.second_full[static_cast<size_t>(k)].trace();
+    case CovarianceType::kDiagonal: return s.second_diag.row(k).sum();
+    case CovarianceType::kSpherical: return s.second_trace(k);
+  }
+  return 0.0;
+}
+
+void ScaleSecondMoment(GmmStatistics& s, Eigen::Index k, double factor) {
+  switch (s.type) {
+    case CovarianceType::kFull: s.second_full[static_cast<size_t>(k)] *= factor; break;
+    case CovarianceType::kDiagonal: s.second_diag.row(k) *= factor; break;
+    case CovarianceType::kSpherical: s.second_trace(k) *= factor; break;
+  }
+}
+
 }  // namespace
+
+ClipCorrection FrameClipCorrection(double observed, double rho, double d) {
+  ClipCorrection out;
+  if (!(observed > 0.0) || !std::isfinite(observed) || !(rho > 0.0) || !(d >= 1.0)) return out;
+  const double c = ScaleOfClippedNorm(observed, rho, d);
+  if (std::isinf(c)) return {kMaxClipCorrection, kMaxClipCorrection};  // All on the sphere.
+  const double second = c * d / observed;
+  const double mean = c * d / ClippedNormMoment(c, rho, d);
+  // Both are >= 1 in exact arithmetic; NaN (a failed special function) or
+  // anything outside [1, kMaxClipCorrection] is clamped into it.
+  out.second = std::isnan(second) ? 1.0 : std::clamp(second, 1.0, kMaxClipCorrection);
+  out.mean = std::isnan(mean) ? 1.0 : std::clamp(mean, 1.0, kMaxClipCorrection);
+  return out;
+}
+
+void CorrectFrameClipping(GmmStatistics& framed, const std::vector<ComponentFrame>& frames) {
+  const double d = static_cast<double>(framed.sums.cols());
+  for (Eigen::Index k = 0; k < framed.counts.size(); ++k) {
+    const ComponentFrame& f = frames[static_cast<size_t>(k)];
+    const double n = framed.counts(k);
+    if (!f.local || !(n > 0.0)) continue;
+    const double observed = f.radius * f.radius * SecondMomentTrace(framed, k) / n;
+    const ClipCorrection cc = FrameClipCorrection(observed, f.radius, d);
+    framed.sums.row(k) *= cc.mean;
+    ScaleSecondMoment(framed, k, cc.second);
+  }
+}
+
+double NarrowFrameRadius(Eigen::Index dimension) {
+  const double d = static_cast<double>(dimension);
+  return std::sqrt(d) + 2.0 / d;
+}
+
+Eigen::VectorXd AdaptiveFrameRadii(const Eigen::VectorXd& weights, double records,
+                                   double second_noise, Eigen::Index dimension) {
+  const double lo = NarrowFrameRadius(dimension);
+  const double hi = DefaultFrameRadius(dimension);
+  Eigen::VectorXd radii = Eigen::VectorXd::Constant(weights.size(), hi);
+  if (!(second_noise > 0.0) || !std::isfinite(second_noise)) return radii;
+  for (Eigen::Index k = 0; k < weights.size(); ++k) {
+    const double count = std::max(1.0, weights(k) * records);  // NaN -> 1.
+    const double squared = kFrameNoiseRatio * std::sqrt(count) / second_noise;
+    radii(k) = std::sqrt(std::clamp(squared, lo * lo, hi * hi));
+  }
+  return radii;
+}
 
 double DefaultFrameRadius(Eigen::Index dimension) {
   return std::sqrt(static_cast<double>(dimension)) + 2.0;
 }
 
 StatusOr<std::vector<ComponentFrame>> ChooseFrames(const GmmParameters& params, double radius) {
+  return ChooseFrames(params, Eigen::VectorXd::Constant(params.components(), radius));
+}
+
+StatusOr<std::vector<ComponentFrame>> ChooseFrames(const GmmParameters& params,
+                                                   const Eigen::VectorXd& radii) {
   const Eigen::Index d = params.dimension();
   std::vector<ComponentFrame> frames(static_cast<size_t>(params.components()), GlobalFrame(d));
-  if (!(radius > 0.0)) return InvalidArgumentError("frame radius must be > 0");
-  if (!std::isfinite(radius)) return frames;
+  if (radii.size() != params.components()) {
+    return InvalidArgumentError("one frame radius per component expected");
+  }
+  if (!(radii.array() > 0.0).all()) return InvalidArgumentError("frame radius must be > 0");
   for (Eigen::Index k = 0; k < params.components(); ++k) {
+    const double radius = radii(k);
+    if (!std::isfinite(radius)) continue;  // Global frame.
     const Eigen::MatrixXd& cov = params.covariances[k];
     Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(cov, Eigen::EigenvaluesOnly);
     if (eig.info() != Eigen::Success) continue;  // Global frame (see the header).

@@ -60,12 +60,19 @@ double FrameRadius(const GmmFitOptions& o, Eigen::Index d) {
   return o.frame_radius > 0.0 ? o.frame_radius : internal::DefaultFrameRadius(d);
 }
 
-// The frames of the next E-step; none (the plain pass) without frames.
+// The frames of the next E-step on n records; none (the plain pass) without
+// frames. Their radii: o.frame_radius if set, else the adaptive rule on the
+// released weights and the plan's public noise scale.
 StatusOr<std::vector<internal::ComponentFrame>> FramesFor(const GmmFitOptions& o,
-                                                          const GmmParameters& params) {
+                                                          const GmmParameters& params,
+                                                          const internal::GmmReleasePlan* plan,
+                                                          double n) {
   const double radius = FrameRadius(o, params.dimension());
-  if (radius == 0.0) return std::vector<internal::ComponentFrame>{};
-  return internal::ChooseFrames(params, radius);
+  if (radius == 0.0 || plan == nullptr) return std::vector<internal::ComponentFrame>{};
+  if (o.frame_radius > 0.0) return internal::ChooseFrames(params, radius);
+  return internal::ChooseFrames(params, internal::AdaptiveFrameRadii(params.weights, n,
+                                                                     plan->SecondNoise(),
+                                                                     params.dimension()));
 }
 
 // The statistics of one E-step at `params` on `unit`: in the component
@@ -83,7 +90,7 @@ Status Iterate(const RowSource& unit, const Engine& engine, const GmmFitOptions&
                Generator& gen, EmState& state) {
   const double n = static_cast<double>(unit.rows());
   DPEM_ASSIGN_OR_RETURN(const std::vector<internal::ComponentFrame> frames,
-                        FramesFor(o, state.params));
+                        FramesFor(o, state.params, plan, n));
   DPEM_ASSIGN_OR_RETURN(GmmStatistics s, EStep(unit, engine, state.params, frames));
   GmmIterationReport report{it, o.iterations, std::numeric_limits<double>::quiet_NaN()};
   if (plan != nullptr) {
@@ -92,6 +99,7 @@ Status Iterate(const RowSource& unit, const Engine& engine, const GmmFitOptions&
   } else {
     report.mean_log_likelihood = s.log_likelihood / n;
   }
+  if (!frames.empty() && o.frame_clip_correction) internal::CorrectFrameClipping(s, frames);
   const GmmStatistics global = frames.empty() ? s : internal::FramedToGlobal(s, frames);
   DPEM_ASSIGN_OR_RETURN(state.params, MStep(global, state.params, n, m));
   if (plan != nullptr && o.unsafe_paper_mechanisms) {

@@ -154,9 +154,17 @@ struct GmmFitOptions {
   // released in that ball's coordinates, records clipped to it, so that its
   // noise shrinks with the component. Same sensitivity, same ledger.
   bool component_frames = true;
-  // rho, in Mahalanobis units; 0 means the default sqrt(d) + 2 (clips about
-  // 0.3% of a Gaussian component's records). Must be 0 or finite and > 0.
+  // rho, in Mahalanobis units, the same for every component and iteration;
+  // 0 (the default) means the adaptive rule: per component and iteration,
+  // between sqrt(d) (much noise for its count) and sqrt(d) + 2 (little noise,
+  // which clips about 0.3% of a Gaussian component's records), from the
+  // previous release's weight and the public noise scale (docs/gmm.md,
+  // "Component frames"). Must be 0 or finite and > 0.
   double frame_radius = 0.0;
+  // Undo the frames' clipping shrinkage of each component's mean and
+  // covariance, for a component that is Gaussian in its frame (docs/gmm.md,
+  // "Component frames"; post-processing of released values). Default on.
+  bool frame_clip_correction = true;
   // park2016's Gamma (spherical) and Wishart (full) covariance mechanisms.
   // They are NOT differentially private; using them voids the guarantee.
   bool unsafe_paper_mechanisms = false;
@@ -212,8 +220,10 @@ struct GmmFitOptions {
 struct GmmGuarantee : PrivacyGuarantee {
   GmmMechanisms mechanisms = GmmMechanisms::kJoint;
   double per_release_epsilon = 0.0;
-  // The component frames' radius rho (joint mechanism with frames), 0 if the
-  // fit used none. Frames change what is released, not its sensitivity.
+  // The component frames' radius rho (joint mechanism with frames): the fixed
+  // radius, or with the adaptive rule the largest a frame may have
+  // (sqrt(d) + 2); 0 if the fit used no frames. Frames change what is
+  // released, not its sensitivity.
   double frame_radius = 0.0;
   // Noise multiplier of (counts, sums, second moments); for the joint
   // mechanism, the one multiplier of the joint release.
