@@ -76,11 +76,10 @@ Command AddAccountCommand(CLI::App& root) {
     app->add_option("--compositions", f.compositions,
                     "Number of releases J composed (1 to 1000000)")
         ->required();
-    app->add_option("--delta", f.delta, "Target delta of the guarantee, in (0, 1)")
-        ->required();
-    app->add_option("--accountant", f.accountant,
-                    "Composition method: " + AccountantNameList() +
-                        " (default: rdp, the tightest)");
+    app->add_option("--delta", f.delta, "Target delta of the guarantee, in (0, 1)")->required();
+    app->add_option(
+        "--accountant", f.accountant,
+        "Composition method: " + AccountantNameList() + " (default: rdp, the tightest)");
     app->add_option("--noise", f.noise,
                     "How the noise is sampled: discrete (default, as every dpem fit releases; "
                     "accounted soundly for discrete noise) or continuous (floating-point "
@@ -88,8 +87,7 @@ Command AddAccountCommand(CLI::App& root) {
     app->add_flag("--json", f.json, "Print one JSON object instead of a sentence");
   };
   return AddSubcommand<AccountFlags>(
-      root, "account",
-      "Print the epsilon an accountant certifies for J releases of one mechanism.",
+      root, "account", "Print the epsilon an accountant certifies for J releases of one mechanism.",
       add_options, RunAccount);
 }
 

@@ -128,8 +128,7 @@ Command AddCalibrateCommand(CLI::App& root) {
   const auto add_options = [](CLI::App* app, CalibrateFlags& f) {
     app->add_option("--epsilon", f.epsilon, "Target total epsilon (> 0)")->required();
     app->add_option("--delta", f.delta, "Target total delta, in (0, 1)")->required();
-    app->add_option("--iterations", f.iterations, "Number of EM iterations J (>= 1)")
-        ->required();
+    app->add_option("--iterations", f.iterations, "Number of EM iterations J (>= 1)")->required();
     app->add_option("--components", f.components, "Number of mixture components K (>= 1)")
         ->required();
     app->add_option("--scenario", f.scenario,

@@ -277,8 +277,7 @@ Command AddGenerateCommand(CLI::App& root) {
     app->add_option("--truth", f.truth, "JSON file for beta* and sigma")->required();
   };
   return AddSubcommand<GenerateFlags>(
-      root, "generate",
-      "Synthetic data of the gradient-EM models (gmm, mrm, rmc) and their truth.",
+      root, "generate", "Synthetic data of the gradient-EM models (gmm, mrm, rmc) and their truth.",
       add_options, RunGenerate);
 }
 

@@ -66,8 +66,7 @@ Status RunSampleNoise(const SampleNoiseFlags& f) {
 
 Command AddSampleNoiseCommand(CLI::App& root) {
   const auto add_options = [](CLI::App* app, SampleNoiseFlags& f) {
-    app->add_option("--distribution", f.distribution, "gaussian, laplace or gamma")
-        ->required();
+    app->add_option("--distribution", f.distribution, "gaussian, laplace or gamma")->required();
     app->add_option("--scale", f.scale,
                     "Gaussian standard deviation, Laplace scale b, or Gamma scale (> 0)")
         ->required();
@@ -79,8 +78,7 @@ Command AddSampleNoiseCommand(CLI::App& root) {
     app->add_flag("--json", f.json, "Print one JSON object instead of one number per line");
   };
   return AddSubcommand<SampleNoiseFlags>(
-      root, "sample-noise",
-      "Draw i.i.d. noise from one of dpem's samplers (for inspection).",
+      root, "sample-noise", "Draw i.i.d. noise from one of dpem's samplers (for inspection).",
       add_options, RunSampleNoise);
 }
 
