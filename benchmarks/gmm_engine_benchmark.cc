@@ -8,6 +8,7 @@
 #include <cblas.h>
 
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "dpem/data/row_source.h"
@@ -59,6 +60,25 @@ void TimePass(benchmark::State& state, Eigen::Index items, Pass pass) {
   state.SetItemsProcessed(state.iterations() * items);
 }
 
+// The engine of a pass with `threads` workers (a benchmark's argument).
+Engine EngineWithThreads(std::int64_t threads) {
+  return *Engine::Create({static_cast<int>(threads), 0});
+}
+
+// Reports a benchmark of threaded code in milliseconds of wall-clock time
+// (for Apply).
+void WallMilliseconds(benchmark::internal::Benchmark* b) {
+  b->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
+// The data shapes of the pass benchmarks that take (N, d, K, threads):
+// (N, d, K) = (1e6, 10, 10) and (1e5, 100, 10) on 2 threads, in wall-clock
+// milliseconds (for Apply).
+void StandardPasses(benchmark::internal::Benchmark* b) {
+  b->Args({1000000, 10, 10, 2})->Args({100000, 100, 10, 2});
+  WallMilliseconds(b);
+}
+
 // Arguments: N, d, K, covariance type (0 full, 1 diag, 2 spherical), threads.
 void BM_EStep(benchmark::State& state) {
   const Eigen::Index n = state.range(0), d = state.range(1), k = state.range(2);
@@ -66,7 +86,7 @@ void BM_EStep(benchmark::State& state) {
   const DataMatrix x = NormalData(n, d);
   const GmmParameters params = Mixture(k, d, type);
   const MatrixRowSource source = *MatrixRowSource::Borrow(x);
-  const Engine engine = *Engine::Create({static_cast<int>(state.range(4)), 0});
+  const Engine engine = EngineWithThreads(state.range(4));
   TimePass(state, n, [&] { return ComputeStatistics(params, source, engine); });
   // Flops of the full kernel: 4 K F per row, F = d(d+1)/2 + d + 1 quadratic
   // features (two products of 2 K F: log densities and feature sums).
@@ -83,8 +103,7 @@ BENCHMARK(BM_EStep)
     ->Args({100000, 100, 10, 0, 2})
     ->Args({1000000, 2, 5, 2, 2})
     ->Args({1000000, 10, 10, 1, 2})
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+    ->Apply(WallMilliseconds);
 
 // The M-step from exact statistics of the E-step above (K, d).
 void BM_MStep(benchmark::State& state) {
@@ -113,16 +132,11 @@ void BM_FramedEStep(benchmark::State& state) {
     if (!f.local) state.SkipWithError("expected local frames");
   }
   const MatrixRowSource source = *MatrixRowSource::Borrow(x);
-  const Engine engine = *Engine::Create({static_cast<int>(state.range(3)), 0});
+  const Engine engine = EngineWithThreads(state.range(3));
   TimePass(state, n,
            [&] { return internal::ComputeFramedStatistics(params, frames, source, engine); });
 }
-BENCHMARK(BM_FramedEStep)
-    ->Args({1000000, 10, 10, 2})
-    ->Args({100000, 100, 10, 2})
-    ->Args({1000000, 2, 5, 2})
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+BENCHMARK(BM_FramedEStep)->Apply(StandardPasses)->Args({1000000, 2, 5, 2});
 
 // One k-means pass (ComputeKmeansStatistics: nearest centres, counts and
 // sums summed exactly, sse), as each Lloyd iteration and each private
@@ -132,14 +146,10 @@ void BM_KmeansPass(benchmark::State& state) {
   const DataMatrix x = NormalData(n, d);
   const Eigen::MatrixXd centres = Mixture(k, d, CovarianceType::kSpherical).means;
   const MatrixRowSource source = *MatrixRowSource::Borrow(x);
-  const Engine engine = *Engine::Create({static_cast<int>(state.range(3)), 0});
+  const Engine engine = EngineWithThreads(state.range(3));
   TimePass(state, n, [&] { return ComputeKmeansStatistics(centres, source, engine); });
 }
-BENCHMARK(BM_KmeansPass)
-    ->Args({1000000, 10, 10, 2})
-    ->Args({100000, 100, 10, 2})
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+BENCHMARK(BM_KmeansPass)->Apply(StandardPasses);
 
 // Gradient EM on the 2-component GMM of wang-dp-gradient-em: a fit of T = 5
 // iterations (each one pass over the data: per-record gradients or EM maps,
@@ -177,8 +187,7 @@ BENCHMARK(BM_GradientEmIteration)
     ->Args({1000000, 10, 0, 2})
     ->Args({1000000, 10, 1, 2})
     ->Args({1000000, 10, 2, 2})
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+    ->Apply(WallMilliseconds);
 
 // The exact sums of released statistics (engine/exact_sum.h): folding one
 // block partial of m entries into an ExactSum (round to the quantum, add as
@@ -214,7 +223,7 @@ void BM_Dgemm(benchmark::State& state) {
       2.0 * std::pow(static_cast<double>(n), 3) * static_cast<double>(state.iterations()),
       benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
-BENCHMARK(BM_Dgemm)->Arg(2000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Dgemm)->Arg(2000)->Apply(WallMilliseconds);
 
 }  // namespace
 }  // namespace dpem

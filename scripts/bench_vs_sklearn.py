@@ -32,6 +32,8 @@ import time
 
 import numpy as np
 
+from lib import options
+
 CASES = {
     "1e6x10,K10,full": (1_000_000, 10, 10, "full"),
     "1e5x100,K10,full": (100_000, 100, 10, "full"),
@@ -227,9 +229,8 @@ def memory_test(args, tmp):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--dpem", default="build/dpem")
+    ap = options.dpem_parser(description=__doc__,
+                             formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--iterations", type=int, default=20,
                     help="I (default 20; fewer makes the difference noisier)")
     ap.add_argument("--threads", type=int, default=0, help="dpem --threads (default all)")

@@ -26,7 +26,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from lib import olivetti
+from lib import olivetti, options
 
 EPSILONS = "inf,1,0.3,0.2"
 
@@ -47,8 +47,7 @@ def main():
     p = olivetti.argument_parser()
     p.add_argument("--out", default="docs/figures/fa_olivetti.png")
     p.add_argument("--factors", type=int, default=10)
-    p.add_argument("--iterations", type=int, default=100)
-    p.add_argument("--seed", type=int, default=1)
+    options.add_iterations_and_seed(p, iterations=100, seed=1)
     p.add_argument("--epsilons", default=EPSILONS,
                    help="comma-separated epsilons, one figure row each (inf: non-private)")
     args = p.parse_args()

@@ -26,6 +26,8 @@ import time
 import numpy as np
 from sklearn.mixture import GaussianMixture
 
+from lib import options
+
 SCENARIOS = [(3, 2), (5, 3), (8, 5), (6, 8), (10, 4), (10, 10)]  # (K, d)
 N_TRAIN = N_TEST = 20000
 TOLERANCE = 0.05  # nats per record
@@ -97,11 +99,9 @@ def run_scenario(args, k, d, rng, workdir):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--dpem", default="build/dpem")
+    parser = options.dpem_parser()
     parser.add_argument("--fits", type=int, default=20)
-    parser.add_argument("--iterations", type=int, default=100)
-    parser.add_argument("--seed", type=int, default=20240601)
+    options.add_iterations_and_seed(parser, iterations=100, seed=20240601)
     parser.add_argument("--no-random", action="store_true")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)

@@ -25,7 +25,6 @@ paper. beta* only scores the fits, but sigma and the translation are inputs of
 the fit: the resulting guarantee holds for the translated data set given
 those values, not for the raw records (see docs/gradient_em.md).
 """
-import argparse
 import json
 import os
 import subprocess
@@ -35,6 +34,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
+from lib import options  # noqa: E402
 
 SCALES = {0: 100.0, 2: 1e6, 4: 16.0, 12: 100.0}
 
@@ -72,8 +73,7 @@ def prepare(adult_dir):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--dpem", default="build/dpem")
+    p = options.dpem_parser(description=__doc__)
     p.add_argument("--adult", default="/work/shared/data/adult")
     p.add_argument("--out", default="out/gradient_em")
     p.add_argument("--figures", default="docs/figures")

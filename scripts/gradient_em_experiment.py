@@ -16,7 +16,6 @@ evaluated at the (simulated, hence known) truth, as the paper assumes tau known:
 The error is ||beta - beta*||_2, for gmm and mrm up to the sign of beta (both
 models are symmetric in beta).
 """
-import argparse
 import json
 import os
 
@@ -26,7 +25,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from lib import gradient_em
+from lib import gradient_em, options
 from lib.gradient_em import run, tau_of
 
 MODELS = ["gmm", "mrm", "rmc"]
@@ -142,8 +141,7 @@ def plot(a, results):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--dpem", default="build/dpem")
+    p = options.dpem_parser(description=__doc__)
     p.add_argument("--out", default="out/gradient_em")
     p.add_argument("--figures", default="docs/figures")
     p.add_argument("--repeats", type=int, default=2)

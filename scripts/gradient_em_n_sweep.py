@@ -41,7 +41,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from lib import gradient_em
+from lib import gradient_em, options
 from lib.gradient_em import run, tau_of
 
 T = 22
@@ -158,9 +158,8 @@ def plot(s, models, ns, methods, path, dlabel):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--dpem", default="build/dpem")
+    p = options.dpem_parser(description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--models", default="gmm,mrm,rmc")
     p.add_argument("--ns", default="1000,10000,100000,1000000")

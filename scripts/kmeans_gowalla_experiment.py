@@ -19,7 +19,6 @@ users, joined on poi_id with the POI coordinates), as (latitude, longitude)
 in degrees. Public domain: the centre (0, 0) and R = sqrt(90^2 + 180^2), the
 range of any (lat, lon) pair; no bound is computed from the records.
 """
-import argparse
 import json
 import math
 import os
@@ -28,6 +27,8 @@ import sys
 import tempfile
 
 import numpy as np
+
+from lib import options
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = "/work/shared/data/gowalla/LBSN_Gowalla_3"
@@ -156,8 +157,7 @@ def picture(dpem, x, tmp, path):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--dpem", default=os.path.join(ROOT, "build", "dpem"))
+    p = options.dpem_parser(os.path.join(ROOT, "build", "dpem"))
     p.add_argument("--subsets", type=int, default=100)
     p.add_argument("--skip-picture", action="store_true")
     p.add_argument("--start-iterations", type=int, default=J,

@@ -21,7 +21,6 @@ squared distance to the nearest centre on the data, as a multiple of
 scikit-learn's KMeans (k-means++, n_init=10). Prints medians [min, max] and
 the wall time of one fit. Needs numpy and scikit-learn (/usr/bin/python3).
 """
-import argparse
 import json
 import os
 import subprocess
@@ -30,6 +29,8 @@ import time
 
 import numpy as np
 from sklearn.cluster import KMeans
+
+from lib import options
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GOWALLA = os.path.join(ROOT, "data", "gowalla_nyc_checkins.csv")
@@ -78,8 +79,7 @@ def fit(args, path, model, k, j, eps, init, domain):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--dpem", default=os.path.join(ROOT, "build", "dpem"))
+    parser = options.dpem_parser(os.path.join(ROOT, "build", "dpem"))
     parser.add_argument("--fits", type=int, default=10)
     parser.add_argument("--iterations", type=int, nargs="+", default=[0],
                         help="J of each fit; 0 (the default): dpem's default J")

@@ -1,7 +1,6 @@
 // dpem account: the (epsilon, delta) that an accountant certifies for J
 // releases of one mechanism with a given noise multiplier.
 #include <iostream>
-#include <memory>
 #include <string>
 
 #include "commands.h"
@@ -32,10 +31,7 @@ Status RunAccount(const AccountFlags& f) {
   }
   DPEM_RETURN_IF_ERROR(RequirePositiveFinite("--noise-multiplier", f.noise_multiplier));
   DPEM_RETURN_IF_ERROR(RequireAtLeast("--compositions", f.compositions, 1));
-  if (f.compositions > kMaxCompositions) {
-    return InvalidArgumentError("--compositions: must be <= " +
-                                std::to_string(kMaxCompositions));
-  }
+  DPEM_RETURN_IF_ERROR(RequireAtMost("--compositions", f.compositions, kMaxCompositions));
   DPEM_RETURN_IF_ERROR(RequireOpenUnitInterval("--delta", f.delta));
   DPEM_ASSIGN_OR_RETURN(const AccountantKind kind,
                         ParseAccountantFlag("--accountant", f.accountant));
@@ -69,30 +65,30 @@ Status RunAccount(const AccountFlags& f) {
 }  // namespace
 
 Command AddAccountCommand(CLI::App& root) {
-  auto flags = std::make_shared<AccountFlags>();
-  CLI::App* app = root.add_subcommand(
-      "account",
-      "Print the epsilon an accountant certifies for J releases of one mechanism.");
-  app->add_option("--mechanism", flags->mechanism,
-                  "Noise mechanism: gaussian (L2 sensitivity) or laplace (L1 sensitivity)")
-      ->required();
-  app->add_option("--noise-multiplier", flags->noise_multiplier,
-                  "Noise scale / sensitivity: the Gaussian's standard deviation or the "
-                  "Laplace's scale b, per unit of sensitivity (> 0)")
-      ->required();
-  app->add_option("--compositions", flags->compositions,
-                  "Number of releases J composed (1 to 1000000)")
-      ->required();
-  app->add_option("--delta", flags->delta, "Target delta of the guarantee, in (0, 1)")
-      ->required();
-  app->add_option("--accountant", flags->accountant,
-                  "Composition method: " + AccountantNameList() + " (default: rdp, the tightest)");
-  app->add_option("--noise", flags->noise,
-                  "How the noise is sampled: discrete (default, as every dpem fit releases; "
-                  "accounted soundly for discrete noise) or continuous (floating-point "
-                  "samples, which the curve accountants then take at their exact profile)");
-  app->add_flag("--json", flags->json, "Print one JSON object instead of a sentence");
-  return {app, [flags] { return RunAccount(*flags); }};
+  const auto add_options = [](CLI::App* app, AccountFlags& f) {
+    app->add_option("--mechanism", f.mechanism,
+                    "Noise mechanism: gaussian (L2 sensitivity) or laplace (L1 sensitivity)")
+        ->required();
+    app->add_option("--noise-multiplier", f.noise_multiplier,
+                    "Noise scale / sensitivity: the Gaussian's standard deviation or the "
+                    "Laplace's scale b, per unit of sensitivity (> 0)")
+        ->required();
+    app->add_option("--compositions", f.compositions,
+                    "Number of releases J composed (1 to 1000000)")
+        ->required();
+    app->add_option("--delta", f.delta, "Target delta of the guarantee, in (0, 1)")->required();
+    app->add_option(
+        "--accountant", f.accountant,
+        "Composition method: " + AccountantNameList() + " (default: rdp, the tightest)");
+    app->add_option("--noise", f.noise,
+                    "How the noise is sampled: discrete (default, as every dpem fit releases; "
+                    "accounted soundly for discrete noise) or continuous (floating-point "
+                    "samples, which the curve accountants then take at their exact profile)");
+    app->add_flag("--json", f.json, "Print one JSON object instead of a sentence");
+  };
+  return AddSubcommand<AccountFlags>(
+      root, "account", "Print the epsilon an accountant certifies for J releases of one mechanism.",
+      add_options, RunAccount);
 }
 
 }  // namespace dpem::cli

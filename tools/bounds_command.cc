@@ -125,23 +125,25 @@ void WarnIfMostOutside(const PrivateBounds& b, std::string_view command) {
 }
 
 Command AddBoundsCommand(CLI::App& root) {
-  auto f = std::make_shared<BoundsFlags>();
-  CLI::App* app = root.add_subcommand(
-      "bounds", "Release a domain (centre, radius) of the data under pure epsilon-DP, for "
-                "--bounds or --data-norm/--data-center of the fit commands (docs/bounds.md).");
-  app->add_option("--input", f->input, "Data: .csv or .npy")->required();
-  app->add_option("--epsilon", f->epsilon_text, "Pure epsilon of the bounds (> 0)")->required();
-  app->add_option("--quantile", f->quantile,
-                  "Quantile of ||x - c|| released privately, in (0, 1) (default 0.9)");
-  app->add_option("--radius-inflation", f->radius_inflation,
-                  "Public factor >= 1: the radius is this times the released quantile "
-                  "(default 1.5)");
-  app->add_option("--output", f->output, "Write the bounds as JSON (read by fit --bounds)");
-  app->add_flag("--json", f->json_output, "Print the JSON on stdout instead of the flags");
-  app->add_option("--seed", f->seed,
-                  "Seed a reproducible generator (tests only): the guarantee is then VOID");
-  AddBudgetFlags(app, &f->budget);
-  return {app, [f] { return RunBounds(*f); }};
+  const auto add_options = [](CLI::App* app, BoundsFlags& f) {
+    app->add_option("--input", f.input, "Data: .csv or .npy")->required();
+    app->add_option("--epsilon", f.epsilon_text, "Pure epsilon of the bounds (> 0)")->required();
+    app->add_option("--quantile", f.quantile,
+                    "Quantile of ||x - c|| released privately, in (0, 1) (default 0.9)");
+    app->add_option("--radius-inflation", f.radius_inflation,
+                    "Public factor >= 1: the radius is this times the released quantile "
+                    "(default 1.5)");
+    app->add_option("--output", f.output, "Write the bounds as JSON (read by fit --bounds)");
+    app->add_flag("--json", f.json_output, "Print the JSON on stdout instead of the flags");
+    app->add_option("--seed", f.seed,
+                    "Seed a reproducible generator (tests only): the guarantee is then VOID");
+    AddBudgetFlags(app, &f.budget);
+  };
+  return AddSubcommand<BoundsFlags>(
+      root, "bounds",
+      "Release a domain (centre, radius) of the data under pure epsilon-DP, for "
+      "--bounds or --data-norm/--data-center of the fit commands (docs/bounds.md).",
+      add_options, RunBounds);
 }
 
 }  // namespace dpem::cli

@@ -2,7 +2,6 @@
 // (epsilon, delta), J iterations and K components.
 #include <iomanip>
 #include <iostream>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -126,29 +125,29 @@ Status RunCalibrate(const CalibrateFlags& f) {
 }  // namespace
 
 Command AddCalibrateCommand(CLI::App& root) {
-  auto flags = std::make_shared<CalibrateFlags>();
-  CLI::App* app = root.add_subcommand(
-      "calibrate",
+  const auto add_options = [](CLI::App* app, CalibrateFlags& f) {
+    app->add_option("--epsilon", f.epsilon, "Target total epsilon (> 0)")->required();
+    app->add_option("--delta", f.delta, "Target total delta, in (0, 1)")->required();
+    app->add_option("--iterations", f.iterations, "Number of EM iterations J (>= 1)")->required();
+    app->add_option("--components", f.components, "Number of mixture components K (>= 1)")
+        ->required();
+    app->add_option("--scenario", f.scenario,
+                    "Mechanisms for (weights, means, covariances): GGG = Gaussian, Gaussian, "
+                    "Gaussian; LLG = Laplace, Laplace, Gaussian (park2017; default GGG)");
+    app->add_option("--accountant", f.accountant,
+                    "Composition method: " + AccountantNameList() +
+                        ", or all to compare them (default: rdp, the tightest)");
+    app->add_option("--per-release-delta", f.per_release_delta,
+                    "delta_i of park2017's parametrisation sigma = sqrt(2 ln(1.25/delta_i)) / "
+                    "epsilon_i of Gaussian noise; sets the Laplace/Gaussian noise ratio in LLG "
+                    "and how epsilon_i is reported (default 1e-6)");
+    app->add_flag("--json", f.json, "Print JSON instead of a table");
+  };
+  return AddSubcommand<CalibrateFlags>(
+      root, "calibrate",
       "Find the per-release noise of a J-iteration private EM fit that meets a total "
-      "(epsilon, delta), and re-account it.");
-  app->add_option("--epsilon", flags->epsilon, "Target total epsilon (> 0)")->required();
-  app->add_option("--delta", flags->delta, "Target total delta, in (0, 1)")->required();
-  app->add_option("--iterations", flags->iterations, "Number of EM iterations J (>= 1)")
-      ->required();
-  app->add_option("--components", flags->components, "Number of mixture components K (>= 1)")
-      ->required();
-  app->add_option("--scenario", flags->scenario,
-                  "Mechanisms for (weights, means, covariances): GGG = Gaussian, Gaussian, "
-                  "Gaussian; LLG = Laplace, Laplace, Gaussian (park2017; default GGG)");
-  app->add_option("--accountant", flags->accountant,
-                  "Composition method: " + AccountantNameList() +
-                      ", or all to compare them (default: rdp, the tightest)");
-  app->add_option("--per-release-delta", flags->per_release_delta,
-                  "delta_i of park2017's parametrisation sigma = sqrt(2 ln(1.25/delta_i)) / "
-                  "epsilon_i of Gaussian noise; sets the Laplace/Gaussian noise ratio in LLG "
-                  "and how epsilon_i is reported (default 1e-6)");
-  app->add_flag("--json", flags->json, "Print JSON instead of a table");
-  return {app, [flags] { return RunCalibrate(*flags); }};
+      "(epsilon, delta), and re-account it.",
+      add_options, RunCalibrate);
 }
 
 }  // namespace dpem::cli

@@ -31,6 +31,11 @@ Status RequireAtLeast(std::string_view flag, long long value, long long minimum)
                               std::to_string(minimum) + ", got " + std::to_string(value));
 }
 
+Status RequireAtMost(std::string_view flag, long long value, long long maximum) {
+  if (value <= maximum) return OkStatus();
+  return InvalidArgumentError(std::string(flag) + ": must be <= " + std::to_string(maximum));
+}
+
 void AddThreadsOption(CLI::App* app, int* threads) {
   app->add_option("--threads", *threads,
                   "Worker threads of the fitting engine (default 0: all hardware threads; "

@@ -48,6 +48,8 @@ Command AddSubcommand(CLI::App& parent, const std::string& name, const std::stri
 Status RequirePositiveFinite(std::string_view flag, double value);
 Status RequireOpenUnitInterval(std::string_view flag, double value);
 Status RequireAtLeast(std::string_view flag, long long value, long long minimum);
+// InvalidArgument "--flag: must be <= MAXIMUM" (the bound of a size flag).
+Status RequireAtMost(std::string_view flag, long long value, long long maximum);
 StatusOr<AccountantKind> ParseAccountantFlag(std::string_view flag,
                                              std::string_view value);
 

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <iostream>
 #include <limits>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -183,7 +182,7 @@ StatusOr<GradientEmOptions> FitOptionsFromFlags(const GradientEmFlags& f) {
   GradientEmOptions o;
   DPEM_ASSIGN_OR_RETURN(o.method, ParseFlag("--method", f.method, ParseGradientEmMethod));
   DPEM_RETURN_IF_ERROR(RequireAtLeast("--iterations", f.iterations, 1));
-  if (f.iterations > 100000) return InvalidArgumentError("--iterations: must be <= 100000");
+  DPEM_RETURN_IF_ERROR(RequireAtMost("--iterations", f.iterations, 100000));
   o.iterations = static_cast<int>(f.iterations);
   if (!f.sigma) return InvalidArgumentError("--sigma: the model's public noise level is required");
   DPEM_RETURN_IF_ERROR(RequirePositiveFinite("--sigma", *f.sigma));
@@ -265,20 +264,21 @@ Status ScoreGradientEmModel(const ModelCommandFlags& f) {
 }
 
 Command AddGenerateCommand(CLI::App& root) {
-  auto f = std::make_shared<GenerateFlags>();
-  CLI::App* app = root.add_subcommand(
-      "generate", "Synthetic data of the gradient-EM models (gmm, mrm, rmc) and their truth.");
-  app->add_option("--model", f->model, "gmm, mrm or rmc")->required();
-  app->add_option("--n", f->n, "Number of records (>= 1)")->required();
-  app->add_option("--d", f->d, "Dimension (>= 1)")->required();
-  app->add_option("--snr", f->snr, "Signal-to-noise ratio ||beta*|| / sigma (> 0)")->required();
-  app->add_option("--sigma", f->sigma, "Noise level sigma (default 1)");
-  app->add_option("--missing-prob", f->missing_prob,
-                  "rmc: probability that each covariate is missing (default 0)");
-  app->add_option("--seed", f->seed, "Seed (default: the operating system's CSPRNG)");
-  app->add_option("--output", f->output, "Data file (.csv or .npy)")->required();
-  app->add_option("--truth", f->truth, "JSON file for beta* and sigma")->required();
-  return {app, [f] { return RunGenerate(*f); }};
+  const auto add_options = [](CLI::App* app, GenerateFlags& f) {
+    app->add_option("--model", f.model, "gmm, mrm or rmc")->required();
+    app->add_option("--n", f.n, "Number of records (>= 1)")->required();
+    app->add_option("--d", f.d, "Dimension (>= 1)")->required();
+    app->add_option("--snr", f.snr, "Signal-to-noise ratio ||beta*|| / sigma (> 0)")->required();
+    app->add_option("--sigma", f.sigma, "Noise level sigma (default 1)");
+    app->add_option("--missing-prob", f.missing_prob,
+                    "rmc: probability that each covariate is missing (default 0)");
+    app->add_option("--seed", f.seed, "Seed (default: the operating system's CSPRNG)");
+    app->add_option("--output", f.output, "Data file (.csv or .npy)")->required();
+    app->add_option("--truth", f.truth, "JSON file for beta* and sigma")->required();
+  };
+  return AddSubcommand<GenerateFlags>(
+      root, "generate", "Synthetic data of the gradient-EM models (gmm, mrm, rmc) and their truth.",
+      add_options, RunGenerate);
 }
 
 }  // namespace dpem::cli

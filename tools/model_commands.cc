@@ -104,7 +104,7 @@ Status Dispatch(const ModelCommandFlags& f, const char* command,
 // Checks shared by every format's sample handler, before the model is used.
 Status CheckSampleFlags(const ModelCommandFlags& f) {
   DPEM_RETURN_IF_ERROR(RequireAtLeast("-n", f.count, 1));
-  if (f.count > 100000000) return InvalidArgumentError("-n: must be <= 100000000");
+  DPEM_RETURN_IF_ERROR(RequireAtMost("-n", f.count, 100000000));
   return internal::CheckCanCreate(f.output);
 }
 

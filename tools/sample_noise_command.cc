@@ -2,7 +2,6 @@
 // distributions and the seeding can be inspected from the command line.
 #include <cstdint>
 #include <iostream>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,9 +38,7 @@ Status RunSampleNoise(const SampleNoiseFlags& f) {
   DPEM_RETURN_IF_ERROR(RequirePositiveFinite("--scale", f.scale));
   DPEM_RETURN_IF_ERROR(RequirePositiveFinite("--shape", f.shape));
   DPEM_RETURN_IF_ERROR(RequireAtLeast("-n", f.count, 1));
-  if (f.count > kMaxSamples) {
-    return InvalidArgumentError("-n: must be <= " + std::to_string(kMaxSamples));
-  }
+  DPEM_RETURN_IF_ERROR(RequireAtMost("-n", f.count, kMaxSamples));
   DPEM_ASSIGN_OR_RETURN(Generator gen, MakeGenerator(f.seed));
   std::vector<double> samples;
   samples.reserve(static_cast<std::size_t>(f.count));
@@ -68,21 +65,21 @@ Status RunSampleNoise(const SampleNoiseFlags& f) {
 }  // namespace
 
 Command AddSampleNoiseCommand(CLI::App& root) {
-  auto flags = std::make_shared<SampleNoiseFlags>();
-  CLI::App* app = root.add_subcommand(
-      "sample-noise", "Draw i.i.d. noise from one of dpem's samplers (for inspection).");
-  app->add_option("--distribution", flags->distribution, "gaussian, laplace or gamma")
-      ->required();
-  app->add_option("--scale", flags->scale,
-                  "Gaussian standard deviation, Laplace scale b, or Gamma scale (> 0)")
-      ->required();
-  app->add_option("--shape", flags->shape, "Gamma shape (> 0; default 1)");
-  app->add_option("-n", flags->count, "Number of draws (1 to 10000000)")->required();
-  app->add_option("--seed", flags->seed,
-                  "Seed a reproducible stream (for tests and experiments only; the default "
-                  "is a CSPRNG keyed by the operating system)");
-  app->add_flag("--json", flags->json, "Print one JSON object instead of one number per line");
-  return {app, [flags] { return RunSampleNoise(*flags); }};
+  const auto add_options = [](CLI::App* app, SampleNoiseFlags& f) {
+    app->add_option("--distribution", f.distribution, "gaussian, laplace or gamma")->required();
+    app->add_option("--scale", f.scale,
+                    "Gaussian standard deviation, Laplace scale b, or Gamma scale (> 0)")
+        ->required();
+    app->add_option("--shape", f.shape, "Gamma shape (> 0; default 1)");
+    app->add_option("-n", f.count, "Number of draws (1 to 10000000)")->required();
+    app->add_option("--seed", f.seed,
+                    "Seed a reproducible stream (for tests and experiments only; the default "
+                    "is a CSPRNG keyed by the operating system)");
+    app->add_flag("--json", f.json, "Print one JSON object instead of one number per line");
+  };
+  return AddSubcommand<SampleNoiseFlags>(
+      root, "sample-noise", "Draw i.i.d. noise from one of dpem's samplers (for inspection).",
+      add_options, RunSampleNoise);
 }
 
 }  // namespace dpem::cli

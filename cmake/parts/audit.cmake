@@ -1,9 +1,8 @@
 # audit: sources and tests (see the components section of CMakeLists.txt).
 # Exact discrete samplers and the discrete (floating-point-safe) noise of the
 # mechanisms; empirical privacy audits (docs/audits.md).
-target_sources(dpem PRIVATE
-  src/random/discrete_samplers.cc
-  src/mechanisms/discrete_noise.cc)
+dpem_add_sources(dpem src/random discrete_samplers)
+dpem_add_sources(dpem src/mechanisms discrete_noise)
 if(DPEM_BUILD_TESTS)
   target_sources(dpem_testing PRIVATE src/testing/audit.cc)
   target_link_libraries(dpem_testing PUBLIC dpem::dpem)

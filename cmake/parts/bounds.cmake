@@ -1,5 +1,5 @@
 # bounds: a public domain released privately from the data (docs/bounds.md).
-target_sources(dpem PRIVATE src/data/private_bounds.cc)
+dpem_add_sources(dpem src/data private_bounds)
 if(DPEM_BUILD_CLI)
   target_sources(dpem_cli_objects PRIVATE tools/bounds_command.cc)
 endif()

@@ -4,13 +4,10 @@
 # `dpem generate` and `dpem fit gradient-em` (tools/gradient_em_command.cc,
 # already listed in dpem_cli), whose model files `dpem score` reads. Docs:
 # docs/gradient_em.md.
-target_sources(dpem PRIVATE
-  src/mechanisms/robust_mean.cc
-  src/models/gradient_em/gradient_em.cc
-  src/models/gradient_em/gradient_em_models.cc
-  src/models/gradient_em/gradient_em_fit_task.cc
-  src/models/gradient_em/gradient_em_model_io.cc
-  src/data/generators.cc)
+dpem_add_sources(dpem src/mechanisms robust_mean)
+dpem_add_sources(dpem src/models/gradient_em gradient_em gradient_em_models gradient_em_fit_task
+                 gradient_em_model_io)
+dpem_add_sources(dpem src/data generators)
 if(DPEM_BUILD_TESTS)
   dpem_add_tests(src/mechanisms robust_mean_test)
   dpem_add_tests(src/mechanisms robust_mean_statistical_test LABELS statistical)

@@ -1,10 +1,6 @@
 # kmeans: sources and tests (see the components section of CMakeLists.txt).
-target_sources(dpem PRIVATE
-  src/models/kmeans/kmeans.cc
-  src/models/kmeans/kmeans_fit.cc
-  src/models/kmeans/kmeans_options.cc
-  src/models/kmeans/kmeans_release_plan.cc
-  src/models/kmeans/kmeans_model_io.cc)
+dpem_add_sources(dpem src/models/kmeans kmeans kmeans_fit kmeans_options kmeans_release_plan
+                 kmeans_model_io)
 # tools/fit_kmeans_command.cc is already a dpem_cli source in CMakeLists.txt.
 if(DPEM_BUILD_TESTS)
   dpem_add_tests(src/models/kmeans kmeans_test kmeans_fit_test)

@@ -2,7 +2,7 @@
 # The privacy-budget ledger (SQLite), the hostile-input corpus (tests/hostile)
 # and the libFuzzer targets (fuzz/; -DDPEM_BUILD_FUZZERS=ON, clang++ only).
 find_package(SQLite3 REQUIRED)
-target_sources(dpem PRIVATE src/accounting/budget_store.cc)
+dpem_add_sources(dpem src/accounting budget_store)
 target_include_directories(dpem PRIVATE ${SQLite3_INCLUDE_DIRS})
 # By name, so that the exported (static) dpem needs no find_dependency.
 target_link_libraries(dpem PRIVATE sqlite3)

@@ -127,10 +127,10 @@ class DpemEstimator(BaseEstimator):
     A subclass sets ``_fit_function`` (a dpem._core fit), ``_model_class``
     (the dpem._core model parsed from the model file), ``_model_format``,
     ``_model_params`` (its parameters that the fit takes besides the shared
-    ones), and implements ``_set_model_attributes`` and ``_params_of_model``.
+    ones), and implements ``_set_model_attributes`` and ``_own_params_of_model``.
     A model without a public domain (GradientEM) sets ``_has_domain`` False:
-    its fit takes no domain arguments, and its model file has no
-    ``data_transform``.
+    its fit takes no domain arguments, its model file has no
+    ``data_transform``, and it replaces ``_params_of_model`` whole.
     """
 
     _fit_function = None
@@ -294,6 +294,15 @@ class DpemEstimator(BaseEstimator):
         if document.get("feature_names"):
             estimator.feature_names_in_ = np.asarray(document["feature_names"], dtype=object)
         return estimator
+
+    @classmethod
+    def _params_of_model(cls, document):
+        """The constructor parameters that a model file records: the shared
+        ones (_shared_params_of_model), then the model's own
+        (``_own_params_of_model(document, privacy)``)."""
+        params = cls._shared_params_of_model(document)
+        params.update(cls._own_params_of_model(document, document["privacy"]))
+        return params
 
     @staticmethod
     def _shared_params_of_model(document):

@@ -65,12 +65,8 @@ class FactorAnalysis(LikelihoodMixin, TransformerMixin, DpemEstimator):
         self.mean_ = np.asarray(model.mean)
 
     @staticmethod
-    def _params_of_model(document):
-        params = DpemEstimator._shared_params_of_model(document)
-        params.update(
-            n_components=int(document["factors"]), max_iter=int(document["iterations"])
-        )
-        return params
+    def _own_params_of_model(document, privacy):
+        return {"n_components": int(document["factors"]), "max_iter": int(document["iterations"])}
 
     def transform(self, X):
         """E[z | x] for each row of X (n x L), as ``dpem transform``."""

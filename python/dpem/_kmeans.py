@@ -68,15 +68,13 @@ class KMeans(ClusterMixin, DpemEstimator):
         self.cluster_centers_ = np.asarray(model.centres)
 
     @staticmethod
-    def _params_of_model(document):
-        privacy = document["privacy"]
-        params = DpemEstimator._shared_params_of_model(document)
-        params.update(
-            n_clusters=int(document["components"]),
-            max_iter=int(document["iterations"]),
-            method=document["method"],
-            init=document.get("init"),
-        )
+    def _own_params_of_model(document, privacy):
+        params = {
+            "n_clusters": int(document["components"]),
+            "max_iter": int(document["iterations"]),
+            "method": document["method"],
+            "init": document.get("init"),
+        }
         if privacy.get("private", False) and document["method"] in ("cdp-gauss", "cdp-laplace"):
             params["accountant"] = privacy["accountant"]
         return params

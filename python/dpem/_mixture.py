@@ -115,15 +115,13 @@ class GaussianMixture(LikelihoodMixin, DensityMixin, DpemEstimator):
         self.precisions_cholesky_ = _precisions_cholesky(full, kind)
 
     @staticmethod
-    def _params_of_model(document):
-        privacy = document["privacy"]
-        params = DpemEstimator._shared_params_of_model(document)
-        params.update(
-            n_components=int(document["components"]),
-            covariance_type=document["covariance_type"],
-            max_iter=int(document["iterations"]),
-            init=document.get("init"),
-        )
+    def _own_params_of_model(document, privacy):
+        params = {
+            "n_components": int(document["components"]),
+            "covariance_type": document["covariance_type"],
+            "max_iter": int(document["iterations"]),
+            "init": document.get("init"),
+        }
         if privacy.get("private", False):
             params.update(accountant=privacy["accountant"], mechanisms=privacy["mechanisms"])
         return params

@@ -202,6 +202,36 @@ auto OfParameters() {
 // else keyed by the operating system's CSPRNG (its failure raised).
 Generator GeneratorForSeed(std::optional<std::uint64_t> seed);
 
+// The method model.sample(n, seed) of a bound model: f(model, n, generator)
+// run without the GIL on the generator of GeneratorForSeed(seed), its error
+// raised.
+template <typename Model, typename F>
+auto SampleMethod(F f) {
+  return [f](const Model& model, Eigen::Index n, std::optional<std::uint64_t> seed) {
+    Generator gen = GeneratorForSeed(seed);
+    return ValueOrThrow(WithoutGil([&] { return f(model, n, gen); }));
+  };
+}
+
+// The method model.sample(n, seed) = F(model.fit.parameters, n, generator)
+// of a bound FittedModel (SampleMethod).
+template <typename Model, auto F>
+auto SampleOfParameters() {
+  return SampleMethod<Model>([](const Model& model, Eigen::Index n, Generator& gen) {
+    return F(model.fit.parameters, n, gen);
+  });
+}
+
+// The number of components K (key `components`: n_components or
+// n_clusters) and of iterations J (max_iter) of a mixture or k-means fit,
+// 0 when missing or None (the library's default J), into `o`; the library
+// checks them (as the CLI's ComponentsAndIterationsInto).
+template <typename Options>
+void ComponentsAndIterationsInto(const py::dict& args, const char* components, Options& o) {
+  o.components = Get<int>(args, components, 0);
+  o.iterations = Get<int>(args, "max_iter", 0);
+}
+
 // Raises ValueError "<name>: <message>" for a failed parse of a named value
 // (covariance_type, init, ...), else returns the value.
 template <typename T>

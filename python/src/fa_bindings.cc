@@ -5,15 +5,12 @@
 #include <pybind11/eigen.h>
 #include <pybind11/stl.h>
 
-#include <cstdint>
-#include <optional>
 #include <string>
 
 #include "bindings.h"
 #include "common.h"
 #include "dpem/models/factor_analysis/fa_fit_task.h"
 #include "dpem/models/factor_analysis/fa_model_io.h"
-#include "dpem/random/generator.h"
 
 namespace dpem::python {
 namespace {
@@ -29,11 +26,6 @@ FaFitOptions FaOptions(const py::dict& args) {
 
 using FaModel = FittedModel<FaFit>;
 
-DataMatrix SampleModel(const FaModel& m, Eigen::Index n, std::optional<std::uint64_t> seed) {
-  Generator gen = GeneratorForSeed(seed);
-  return ValueOrThrow(WithoutGil([&] { return FaSample(m.fit.parameters, n, gen); }));
-}
-
 }  // namespace
 
 void RegisterFactorAnalysis(py::module_& m) {
@@ -46,7 +38,8 @@ void RegisterFactorAnalysis(py::module_& m) {
       .def("score", OfParameters<FaModel, &FaMeanLogLikelihood>())
       .def("score_samples", OfParameters<FaModel, &FaLogDensities>())
       .def("transform", OfParameters<FaModel, &FaTransform>())
-      .def("sample", &SampleModel, py::arg("n"), py::arg("seed") = py::none());
+      .def("sample", SampleOfParameters<FaModel, &FaSample>(), py::arg("n"),
+           py::arg("seed") = py::none());
 }
 
 }  // namespace dpem::python

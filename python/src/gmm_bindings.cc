@@ -5,9 +5,8 @@
 #include <pybind11/eigen.h>
 #include <pybind11/stl.h>
 
-#include <cstdint>
-#include <optional>
 #include <string>
+#include <utility>
 
 #include "bindings.h"
 #include "common.h"
@@ -23,8 +22,7 @@ namespace {
 // default start), mechanisms.
 GmmFitOptions GmmOptions(const py::dict& args) {
   GmmFitOptions o;
-  o.components = Get<int>(args, "n_components", 0);
-  o.iterations = Get<int>(args, "max_iter", 0);
+  ComponentsAndIterationsInto(args, "n_components", o);
   o.covariance = Parsed(args, "covariance_type", "full", ParseCovarianceType);
   o.init = OptionalParsed(args, "init", ParseGmmInit);
   o.mechanisms = Parsed(args, "mechanisms", "joint", ParseGmmMechanisms);
@@ -48,13 +46,13 @@ py::array_t<double> Covariances(const GmmModel& m) {
   return out;
 }
 
-// `n` draws and the component of each (seeded if `seed` is given).
-py::tuple SampleModel(const GmmModel& m, Eigen::Index n, std::optional<std::uint64_t> seed) {
-  Generator gen = GeneratorForSeed(seed);
+// `n` draws and the component of each (model.sample's tuple).
+StatusOr<std::pair<DataMatrix, Eigen::VectorXi>> SampleWithLabels(const GmmModel& m,
+                                                                  Eigen::Index n,
+                                                                  Generator& gen) {
   Eigen::VectorXi labels;
-  DataMatrix draws = ValueOrThrow(
-      WithoutGil([&] { return Sample(m.fit.parameters, n, gen, &labels); }));
-  return py::make_tuple(std::move(draws), std::move(labels));
+  DPEM_ASSIGN_OR_RETURN(DataMatrix draws, Sample(m.fit.parameters, n, gen, &labels));
+  return std::make_pair(std::move(draws), std::move(labels));
 }
 
 }  // namespace
@@ -69,7 +67,8 @@ void RegisterGmm(py::module_& m) {
       .def("score_samples", OfParameters<GmmModel, &LogDensities>())
       .def("predict", OfParameters<GmmModel, &Predict>())
       .def("predict_proba", OfParameters<GmmModel, &PredictProba>())
-      .def("sample", &SampleModel, py::arg("n"), py::arg("seed") = py::none());
+      .def("sample", SampleMethod<GmmModel>(&SampleWithLabels), py::arg("n"),
+           py::arg("seed") = py::none());
 }
 
 }  // namespace dpem::python

@@ -19,8 +19,7 @@ namespace {
 // the library's default J), method, init (None: the default seeding).
 KmeansFitOptions KmeansOptions(const py::dict& args) {
   KmeansFitOptions o;
-  o.components = Get<int>(args, "n_clusters", 0);
-  o.iterations = Get<int>(args, "max_iter", 0);
+  ComponentsAndIterationsInto(args, "n_clusters", o);
   o.method = Parsed(args, "method", "cdp-gauss", ParseKmeansMethod);
   o.init = OptionalParsed(args, "init", ParseKmeansInit);
   return o;

@@ -1,20 +1,19 @@
 """What the Olivetti factor analysis scripts (scripts/fa_olivetti_experiment.py,
 scripts/fa_olivetti_timing.py) share: their options, the faces, and the
 `dpem fit fa` / `dpem score` runs."""
-import argparse
 import json
 import subprocess
 
 import numpy as np
+
+from . import options
 
 DATA = "/work/shared/data/olivetti/olivetti_faces_uint8.csv"
 
 
 def argument_parser():
     """The scripts' options, starting with --dpem (the binary, built in build-fa)."""
-    p = argparse.ArgumentParser()
-    p.add_argument("--dpem", default="build-fa/dpem")
-    return p
+    return options.dpem_parser("build-fa/dpem")
 
 
 def save_faces(path):
