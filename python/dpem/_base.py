@@ -10,6 +10,7 @@ which does all scoring, so that a model scores the same in Python and in the
 CLI.
 """
 
+import inspect
 import json
 import math
 import numbers
@@ -119,6 +120,49 @@ def _domain_fit_args(data_norm, data_center, bounds_epsilon):
         "bounds_epsilon": bounds_epsilon,
         "data_center": None if data_center is None else [float(c) for c in np.ravel(data_center)],
     }
+
+
+# The constructor parameters that dpem's estimators share, with their
+# defaults (REQUIRED: no default), written once as the CLI's fit flags are
+# (tools/fit_flags.h): the privacy target, the public domain, the start, the
+# seed, the budget and the threads. docs/python.md, "Conventions".
+REQUIRED = inspect.Parameter.empty
+SHARED_PARAMETERS = {
+    "epsilon": REQUIRED,
+    "delta": None,
+    "data_norm": REQUIRED,
+    "data_center": None,
+    "bounds_epsilon": None,
+    "max_iter": None,
+    "accountant": "rdp",
+    "init": None,
+    "random_state": None,
+    "budget": None,
+    "n_jobs": None,
+}
+
+
+def estimator_init(first, keywords):
+    """An estimator's ``__init__``: ``first`` positional, then the keyword-only
+    ``keywords`` in order, each a name of SHARED_PARAMETERS (its shared
+    default) or a ``(name, default)`` pair; it stores each argument as the
+    attribute of its name and nothing else, as scikit-learn expects. Its
+    signature is explicit (``__signature__``), so ``get_params``, ``clone``
+    and ``help`` see the parameters as if they were written out."""
+    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+              inspect.Parameter(first, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    for entry in keywords:
+        name, default = entry if isinstance(entry, tuple) else (entry, SHARED_PARAMETERS[entry])
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default))
+    signature = inspect.Signature(params)
+
+    def __init__(self, *args, **kwargs):
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        self._store_params(bound.arguments)
+
+    __init__.__signature__ = signature
+    return __init__
 
 
 class DpemEstimator(BaseEstimator):

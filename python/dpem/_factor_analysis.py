@@ -6,7 +6,7 @@ from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core
-from ._base import DpemEstimator, LikelihoodMixin
+from ._base import DpemEstimator, LikelihoodMixin, estimator_init
 
 
 class FactorAnalysis(LikelihoodMixin, TransformerMixin, DpemEstimator):
@@ -42,22 +42,9 @@ class FactorAnalysis(LikelihoodMixin, TransformerMixin, DpemEstimator):
     _model_format = "dpem-fa"
     _model_params = ("n_components", "max_iter")
 
-    def __init__(
-        self,
-        n_components,
-        *,
-        epsilon,
-        delta=None,
-        data_norm,
-        data_center=None,
-        bounds_epsilon=None,
-        max_iter=None,
-        random_state=None,
-        budget=None,
-        n_jobs=None,
-    ):
-        self._store_params(locals())
-
+    __init__ = estimator_init("n_components", [
+        "epsilon", "delta", "data_norm", "data_center", "bounds_epsilon", "max_iter",
+        "random_state", "budget", "n_jobs"])
 
     def _set_model_attributes(self, model, document):
         self.components_ = np.asarray(model.loadings).T.copy()

@@ -12,7 +12,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_array, check_consistent_length, column_or_1d
 
 from . import _core
-from ._base import DpemEstimator, as_rows
+from ._base import REQUIRED, DpemEstimator, as_rows, estimator_init
 
 _MODELS = ("gmm", "mrm", "rmc")
 
@@ -106,29 +106,11 @@ class GradientEM(DpemEstimator):
         "calibration", "init_norm",
     )
 
-    def __init__(
-        self,
-        model,
-        *,
-        method=None,
-        epsilon,
-        delta=None,
-        sigma,
-        tau,
-        clip=None,
-        max_iter,
-        step=1.0,
-        zeta=0.1,
-        robust_scale=None,
-        accountant="rdp",
-        calibration="accountant",
-        init=None,
-        init_norm=1.0,
-        random_state=None,
-        budget=None,
-        n_jobs=None,
-    ):
-        self._store_params(locals())
+    __init__ = estimator_init("model", [
+        ("method", None), "epsilon", "delta", ("sigma", REQUIRED), ("tau", REQUIRED),
+        ("clip", None), ("max_iter", REQUIRED), ("step", 1.0), ("zeta", 0.1),
+        ("robust_scale", None), "accountant", ("calibration", "accountant"), "init",
+        ("init_norm", 1.0), "random_state", "budget", "n_jobs"])
 
     # -- the fit -----------------------------------------------------------
 

@@ -5,7 +5,7 @@ import numpy as np
 from sklearn.base import ClusterMixin
 
 from . import _core
-from ._base import DpemEstimator
+from ._base import DpemEstimator, estimator_init
 
 
 class KMeans(ClusterMixin, DpemEstimator):
@@ -44,25 +44,9 @@ class KMeans(ClusterMixin, DpemEstimator):
     _model_format = "dpem-kmeans"
     _model_params = ("n_clusters", "max_iter", "method", "init")
 
-    def __init__(
-        self,
-        n_clusters,
-        *,
-        epsilon,
-        delta=None,
-        data_norm,
-        data_center=None,
-        bounds_epsilon=None,
-        max_iter=None,
-        method="cdp-gauss",
-        accountant="rdp",
-        init=None,
-        random_state=None,
-        budget=None,
-        n_jobs=None,
-    ):
-        self._store_params(locals())
-
+    __init__ = estimator_init("n_clusters", [
+        "epsilon", "delta", "data_norm", "data_center", "bounds_epsilon", "max_iter",
+        ("method", "cdp-gauss"), "accountant", "init", "random_state", "budget", "n_jobs"])
 
     def _set_model_attributes(self, model, document):
         self.cluster_centers_ = np.asarray(model.centres)

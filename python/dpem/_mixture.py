@@ -6,7 +6,7 @@ from scipy import linalg
 from sklearn.base import DensityMixin
 
 from . import _core
-from ._base import DpemEstimator, LikelihoodMixin
+from ._base import DpemEstimator, LikelihoodMixin, estimator_init
 
 
 class GaussianMixture(LikelihoodMixin, DensityMixin, DpemEstimator):
@@ -80,26 +80,10 @@ class GaussianMixture(LikelihoodMixin, DensityMixin, DpemEstimator):
     _model_format = "dpem-gmm"
     _model_params = ("n_components", "max_iter", "covariance_type", "init", "mechanisms")
 
-    def __init__(
-        self,
-        n_components,
-        *,
-        covariance_type="full",
-        epsilon,
-        delta=None,
-        data_norm,
-        data_center=None,
-        bounds_epsilon=None,
-        max_iter=None,
-        accountant="rdp",
-        mechanisms="joint",
-        init=None,
-        random_state=None,
-        budget=None,
-        n_jobs=None,
-    ):
-        self._store_params(locals())
-
+    __init__ = estimator_init("n_components", [
+        ("covariance_type", "full"), "epsilon", "delta", "data_norm", "data_center",
+        "bounds_epsilon", "max_iter", "accountant", ("mechanisms", "joint"), "init",
+        "random_state", "budget", "n_jobs"])
 
     def _set_model_attributes(self, model, document):
         self.weights_ = np.asarray(model.weights)
