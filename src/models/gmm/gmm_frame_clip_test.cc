@@ -89,10 +89,10 @@ struct OneComponent {
   DataMatrix x;
 };
 
-OneComponent MakeOneComponent() {
+OneComponent MakeOneComponent(CovarianceType type = CovarianceType::kFull) {
   constexpr int kD = 5;
   OneComponent o;
-  o.truth = SmallComponents(CovarianceType::kFull, 2, kD, 5);
+  o.truth = SmallComponents(type, 2, kD, 5);
   o.truth.weights = Eigen::VectorXd::Ones(1);
   o.truth.means.conservativeResize(1, kD);
   o.truth.covariances.resize(1);
@@ -136,6 +136,33 @@ TEST(CorrectFrameClippingTest, UndoesTheShrinkageOfAGaussianComponent) {
   Moments(corrected, frames, mean, cov);
   EXPECT_LT((cov - sample_cov).norm() / sample_cov.norm(), 0.03);  // 1.2%.
   EXPECT_LT((mean - sample_mean).norm() / sd, 0.01);                 // 0.2%.
+}
+
+// The total variance (trace of the covariance) that the framed statistics
+// give back, for the diagonal and spherical types.
+double TotalVariance(const GmmStatistics& framed, const std::vector<ComponentFrame>& frames) {
+  const GmmStatistics g = FramedToGlobal(framed, frames);
+  const double n = g.counts(0);
+  const double mean_square = (g.sums.row(0) / n).squaredNorm();
+  const double second = g.type == CovarianceType::kDiagonal ? g.second_diag.row(0).sum()
+                                                            : g.second_trace(0);
+  return second / n - mean_square;
+}
+
+TEST(CorrectFrameClippingTest, UndoesTheShrinkageForDiagonalAndSphericalTypes) {
+  for (CovarianceType type : {CovarianceType::kDiagonal, CovarianceType::kSpherical}) {
+    const OneComponent o = MakeOneComponent(type);
+    const double rho = NarrowFrameRadius(5);
+    const std::vector<ComponentFrame> frames = *ChooseFrames(o.frame_params, rho);
+    ASSERT_TRUE(frames[0].local);
+    const GmmStatistics framed = ExplicitFramed(o.frame_params, o.x, rho, frames);
+    const Eigen::MatrixXd centred = o.x.rowwise() - o.x.colwise().mean();
+    const double sample = centred.squaredNorm() / o.x.rows();
+    EXPECT_LT(TotalVariance(framed, frames) / sample, 0.95);  // Shrunk by the clip.
+    GmmStatistics corrected = framed;
+    CorrectFrameClipping(corrected, frames);
+    EXPECT_NEAR(TotalVariance(corrected, frames) / sample, 1.0, 0.02);
+  }
 }
 
 TEST(CorrectFrameClippingTest, LeavesGlobalFramesAlone) {
