@@ -108,8 +108,8 @@ void AddReleaseOptions(CLI::App* app, FitGmmFlags& f) {
                   "shrinks with the component; same sensitivity and budget");
   app->add_option("--frame-radius", f.frame_radius,
                   "Radius of the component frames in Mahalanobis units (default 0: adaptive, "
-                  "per component between sqrt(d) and sqrt(d) + 2 by the release's noise for its "
-                  "count; docs/gmm.md)");
+                  "per component between sqrt(d) + 2/d and sqrt(d) + 2 by the release's noise "
+                  "for its count; docs/gmm.md)");
   app->add_option("--frame-clip-correction", f.frame_clip_correction,
                   "on (default) or off. Undo the shrinkage that the frames' clipping causes in "
                   "a Gaussian component's mean and covariance (post-processing)");

@@ -82,6 +82,41 @@ TEST(FrameClipCorrectionTest, DegenerateReleasesGetBoundedFactors) {
   }
 }
 
+// Review 18: a component far inside its frame (records within 1e-4 frame
+// radii of the origin: a cluster of near-duplicates, or a frame from a
+// covariance that the component has since outgrown the other way) is not
+// clipped at all, so the correction must be 1. The bisection's bracket starts
+// at 1e-8 of the nominal scale; below it the scale was taken as the
+// bracket's end and the second-moment factor grew as 1 / observed (clamped
+// to 4), inflating such a component's second moment fourfold.
+TEST(FrameClipCorrectionTest, AComponentFarInsideItsFrameNeedsNoCorrection) {
+  for (int d : {1, 2, 5, 17}) {
+    for (double rho : {NarrowFrameRadius(d), DefaultFrameRadius(d)}) {
+      for (double fraction : {1e-6, 1e-8, 3e-9, 1e-9, 1e-10, 1e-12, 1e-20, 1e-300}) {
+        const ClipCorrection cc = FrameClipCorrection(fraction * rho * rho, rho, d);
+        EXPECT_NEAR(cc.second, 1.0, 1e-9) << "d " << d << " rho " << rho << " " << fraction;
+        EXPECT_NEAR(cc.mean, 1.0, 1e-9) << "d " << d << " rho " << rho << " " << fraction;
+      }
+    }
+  }
+}
+
+// The more of the frame the records fill, the more the clip shrinks them:
+// both factors never decrease as the observed mean square grows from 0 to
+// rho^2 (no jump anywhere, in particular not at the bisection's bracket).
+TEST(FrameClipCorrectionTest, FactorsNeverDecreaseWithTheObservedMeanSquare) {
+  for (int d : {1, 3, 10}) {
+    const double rho = NarrowFrameRadius(d);
+    ClipCorrection previous{1.0, 1.0};
+    for (double fraction = 1e-300; fraction < 1.2; fraction *= 1.25) {
+      const ClipCorrection cc = FrameClipCorrection(fraction * rho * rho, rho, d);
+      EXPECT_GE(cc.second, previous.second - 1e-12) << "d " << d << " fraction " << fraction;
+      EXPECT_GE(cc.mean, previous.mean - 1e-12) << "d " << d << " fraction " << fraction;
+      previous = cc;
+    }
+  }
+}
+
 // One component in d = 5, records drawn from `truth`; the frame is chosen from
 // `frame_params` (a little off, as a noisy previous release would be).
 struct OneComponent {
@@ -163,6 +198,32 @@ TEST(CorrectFrameClippingTest, UndoesTheShrinkageForDiagonalAndSphericalTypes) {
     CorrectFrameClipping(corrected, frames);
     EXPECT_NEAR(TotalVariance(corrected, frames) / sample, 1.0, 0.02);
   }
+}
+
+// Review 18: near-duplicate records at a local frame's origin (spread 1e-6
+// in a frame of standard deviation 0.1): nothing is clipped, and the
+// correction leaves the released statistics as they are.
+TEST(CorrectFrameClippingTest, LeavesATightComponentAlone) {
+  GmmParameters p;
+  p.type = CovarianceType::kFull;
+  p.weights = Eigen::VectorXd::Ones(1);
+  p.means = Eigen::RowVector2d(0.3, -0.2);
+  p.covariances = {0.01 * Eigen::Matrix2d::Identity()};
+  const double rho = DefaultFrameRadius(2);
+  const std::vector<ComponentFrame> frames = *ChooseFrames(p, rho);
+  ASSERT_TRUE(frames[0].local);
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> z(0.0, 1e-6);
+  DataMatrix x(200, 2);
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    x.row(i) = p.means.row(0) + Eigen::RowVector2d(z(rng), z(rng));
+  }
+  const GmmStatistics framed = ExplicitFramed(p, x, rho, frames);
+  GmmStatistics corrected = framed;
+  CorrectFrameClipping(corrected, frames);
+  EXPECT_LE((corrected.second_full[0] - framed.second_full[0]).norm(),
+            1e-9 * framed.second_full[0].norm());
+  EXPECT_LE((corrected.sums - framed.sums).norm(), 1e-9 * framed.sums.norm());
 }
 
 TEST(CorrectFrameClippingTest, LeavesGlobalFramesAlone) {

@@ -585,5 +585,80 @@ TEST(FramedStatisticsReviewTest, RefuseLocalFramesOfTheWrongShape) {
   }
 }
 
+// Review 18: the adaptive rule gives every component a radius of its own
+// (AdaptiveFrameRadii, between NarrowFrameRadius and DefaultFrameRadius; a
+// NaN, negative, tiny or huge weight lands on one of the clamps). Each
+// component's frame then clips at its own radius, and Corollary 1 must hold
+// with mixed radii: every single record's framed contribution lies in the
+// unit ball, and neighbours (a record replaced by points on, just outside and
+// far outside each component's own boundary) never differ by more than
+// JointSensitivity, for d = 1 (both clamps equal), the compiled kernels
+// (d <= 16) and the general path (d = 17).
+TEST(FramedStatisticsReviewTest, PerComponentAdaptiveRadiiKeepTheJointSensitivity) {
+  std::mt19937_64 rng(18);
+  std::normal_distribution<double> z(0.0, 1.0);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (CovarianceType type : kAllCovarianceTypes) {
+    for (int d : {1, 2, 5, 16, 17}) {
+      GmmParameters p = SmallComponents(type, 4, d, 180u + static_cast<unsigned>(d));
+      p.means.conservativeResize(3, d);
+      p.covariances.resize(3);
+      p.weights = Eigen::Vector3d(0.5, 0.3, 0.2);  // The fit's weights (valid).
+      // The radii the rule gives for weights far apart (and for NaN / huge).
+      const Eigen::VectorXd radii =
+          AdaptiveFrameRadii(Eigen::Vector3d(1e-9, nan, 1e9), 1e4, 1.0, d);
+      const double lo = NarrowFrameRadius(d), hi = DefaultFrameRadius(d);
+      ASSERT_EQ(radii(0), lo);
+      ASSERT_EQ(radii(1), lo);
+      ASSERT_EQ(radii(2), hi);
+      const Eigen::VectorXd mixed = Eigen::Vector3d(lo, hi, 0.5 * (lo + hi));
+      for (const Eigen::VectorXd& r : {radii, mixed}) {
+        const std::vector<ComponentFrame> frames = *ChooseFrames(p, r);
+        for (int k = 0; k < 3; ++k) {
+          ASSERT_TRUE(frames[static_cast<size_t>(k)].local) << d << " " << k;
+          ASSERT_EQ(frames[static_cast<size_t>(k)].radius, r(k));
+        }
+        const JointNoiseScales split = DefaultJointNoiseSplit(type, d, 3);
+        const double bound = JointSensitivity(type, split);
+        const DataMatrix base = DrawRecords(p, 9, 7u);
+        std::vector<Eigen::VectorXd> candidates;
+        for (int k = 0; k < 3; ++k) {
+          const ComponentFrame& f = frames[static_cast<size_t>(k)];
+          for (int t = 0; t < 4; ++t) {
+            Eigen::VectorXd dir(d);
+            for (int j = 0; j < d; ++j) dir(j) = z(rng);
+            dir.normalize();
+            for (double s : {1.0, 1.0 + 1e-12, 2.0, 50.0}) {
+              candidates.push_back(f.origin + f.scale * dir * s);
+            }
+          }
+        }
+        for (Eigen::VectorXd& c : candidates) {
+          if (c.norm() > 1.0) c.normalize();
+        }
+        for (const Eigen::VectorXd& c : candidates) {  // Each record alone: in the ball.
+          const DataMatrix one = c.transpose();
+          const GmmStatistics s =
+              *ComputeFramedStatistics(p, frames, *MatrixRowSource::Borrow(one), MakeEngine(1, 0));
+          for (int k = 0; k < 3; ++k) {
+            // Up to the exact sum's quantum (2^-52 absolute per entry; engine/exact_sum.h),
+            // which is large against a tiny responsibility's own rounding.
+            ASSERT_LE(s.sums.row(k).norm(), s.counts(k) * (1.0 + 1e-12) + 1e-15)
+
+                << "type " << static_cast<int>(type) << " d " << d << " k " << k;
+          }
+        }
+        for (Eigen::Index block : {Eigen::Index{0}, Eigen::Index{8}}) {
+          const double worst = LargestNeighbourDistance(p, frames, split, base, 4, candidates,
+                                                        MakeEngine(2, block));
+          EXPECT_LE(worst, bound * (1.0 + 1e-9))
+              << "type " << static_cast<int>(type) << " d " << d;
+          EXPECT_GT(worst, 0.5 * bound);
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace dpem::internal::frames_testing

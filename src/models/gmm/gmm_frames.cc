@@ -57,13 +57,16 @@ double ClippedNormMoment(double c, double rho, double d) {
 }
 
 // The scale c with ClippedSquaredNorm(c) = observed (0 < observed < rho^2),
-// by bisection on log c; +infinity if observed is beyond the bracket.
+// by bisection on log c; +infinity if observed is beyond the bracket, 0 if
+// it is below it (c < 1e-8 rho^2 / d: the clip at t = rho^2 / c > 1e8 d
+// removes nothing a double can hold, so there is nothing to correct).
 double ScaleOfClippedNorm(double observed, double rho, double d) {
   const double nominal = rho * rho / d;
   double lo = std::log(1e-8 * nominal), hi = std::log(1e8 * nominal);
   if (!(ClippedSquaredNorm(std::exp(hi), rho, d) > observed)) {
     return std::numeric_limits<double>::infinity();
   }
+  if (!(ClippedSquaredNorm(std::exp(lo), rho, d) < observed)) return 0.0;
   for (int i = 0; i < 80; ++i) {
     const double mid = 0.5 * (lo + hi);
     (ClippedSquaredNorm(std::exp(mid), rho, d) < observed ? lo : hi) = mid;
@@ -96,6 +99,7 @@ ClipCorrection FrameClipCorrection(double observed, double rho, double d) {
   if (!(observed > 0.0) || !std::isfinite(observed) || !(rho > 0.0) || !(d >= 1.0)) return out;
   const double c = ScaleOfClippedNorm(observed, rho, d);
   if (std::isinf(c)) return {kMaxClipCorrection, kMaxClipCorrection};  // All on the sphere.
+  if (c == 0.0) return out;  // Far inside the frame: nothing clipped.
   const double second = c * d / observed;
   const double mean = c * d / ClippedNormMoment(c, rho, d);
   // Both are >= 1 in exact arithmetic; NaN (a failed special function) or

@@ -98,8 +98,10 @@ GmmStatistics FramedToGlobal(const GmmStatistics& framed,
 // undo the shrinkage:
 //   second = c d / observed,   mean = c d / E[min(||z||^2, rho ||z||)],
 // both in [1, kMaxClipCorrection] (1 for a non-positive or non-finite
-// `observed`; kMaxClipCorrection when observed >= rho^2, all records on the
-// sphere). Post-processing of released values with public rho and d.
+// `observed`, and for one below 1e-8 rho^2, records far inside the frame that
+// the clip does not touch; kMaxClipCorrection when observed >= rho^2, all
+// records on the sphere), and never decreasing in `observed`.
+// Post-processing of released values with public rho and d.
 inline constexpr double kMaxClipCorrection = 4.0;
 struct ClipCorrection {
   double mean = 1.0;    // Multiplies the framed sums.

@@ -156,7 +156,7 @@ struct GmmFitOptions {
   bool component_frames = true;
   // rho, in Mahalanobis units, the same for every component and iteration;
   // 0 (the default) means the adaptive rule: per component and iteration,
-  // between sqrt(d) (much noise for its count) and sqrt(d) + 2 (little noise,
+  // between sqrt(d) + 2/d (much noise for its count) and sqrt(d) + 2 (little noise,
   // which clips about 0.3% of a Gaussian component's records), from the
   // previous release's weight and the public noise scale (docs/gmm.md,
   // "Component frames"). Must be 0 or finite and > 0.
