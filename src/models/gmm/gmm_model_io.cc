@@ -45,6 +45,10 @@ void AddPrivacyFields(const GmmGuarantee& g, json& privacy) {
   privacy["mechanisms"] = GmmMechanismsName(g.mechanisms);
   privacy["per_release_epsilon"] = g.per_release_epsilon;
   privacy["component_frame_radius"] = g.frame_radius;
+  if (g.frame_radius > 0.0) {
+    privacy["component_frame_rule"] = g.adaptive_frames ? "adaptive" : "fixed";
+    privacy["frame_clip_correction"] = g.frame_clip_correction;
+  }
   privacy["noise_multipliers"] = g.noise_multipliers;
 }
 
@@ -85,6 +89,23 @@ StatusOr<GmmInit> InitFrom(const json& model) {
   return ParseGmmInit(*name);
 }
 
+// How the frames were made; files written before 2026-11-24 have neither
+// field: their frames had a fixed radius and no clip correction.
+Status FrameRuleFrom(const json& privacy, GmmGuarantee& g) {
+  DPEM_ASSIGN_OR_RETURN(const std::optional<std::string> rule,
+                        internal::OptionalStringField(privacy, "component_frame_rule"));
+  if (rule && *rule != "adaptive" && *rule != "fixed") {
+    return InvalidArgumentError("privacy.component_frame_rule must be adaptive or fixed");
+  }
+  g.adaptive_frames = rule && *rule == "adaptive";
+  g.frame_clip_correction = false;
+  if (privacy.contains("frame_clip_correction")) {
+    DPEM_ASSIGN_OR_RETURN(g.frame_clip_correction,
+                          internal::BoolField(privacy, "frame_clip_correction"));
+  }
+  return OkStatus();
+}
+
 // The privacy fields of a private mixture's own (AddPrivacyFields).
 Status PrivacyFieldsFrom(const json& model, GmmGuarantee& g) {
   DPEM_ASSIGN_OR_RETURN(const json* privacy, internal::Field(model, "privacy"));
@@ -100,6 +121,7 @@ Status PrivacyFieldsFrom(const json& model, GmmGuarantee& g) {
       return InvalidArgumentError("privacy.component_frame_radius must be finite and >= 0");
     }
   }
+  DPEM_RETURN_IF_ERROR(FrameRuleFrom(*privacy, g));
   DPEM_ASSIGN_OR_RETURN(const json* z, internal::Field(*privacy, "noise_multipliers"));
   DPEM_ASSIGN_OR_RETURN(Eigen::VectorXd zv, internal::VectorFrom(*z, "noise_multipliers"));
   g.noise_multipliers.assign(zv.data(), zv.data() + zv.size());

@@ -5,6 +5,8 @@
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "dpem/random/samplers.h"
@@ -55,6 +57,31 @@ TEST(GmmModelIoTest, RoundTripsEveryField) {
   }
   // The stored ledger re-accounts to the stored epsilon.
   EXPECT_EQ(ComputeEpsilon(g.ledger, g.delta, g.accountant).value(), g.epsilon);
+  // Default frames: the adaptive rule (capped at sqrt(2) + 2) with the clip
+  // correction.
+  EXPECT_DOUBLE_EQ(g.frame_radius, std::sqrt(2.0) + 2.0);
+  EXPECT_TRUE(g.adaptive_frames);
+  EXPECT_TRUE(g.frame_clip_correction);
+}
+
+TEST(GmmModelIoTest, RecordsHowTheFramesWereMade) {
+  const nlohmann::json j = nlohmann::json::parse(GmmModelIo::ToJson(PrivateFit(10)));
+  EXPECT_EQ(j["privacy"]["component_frame_rule"], "adaptive");
+  EXPECT_EQ(j["privacy"]["frame_clip_correction"], true);
+  // A file from before the fields existed: a fixed radius, no correction.
+  nlohmann::json old = j;
+  old["privacy"].erase("component_frame_rule");
+  old["privacy"].erase("frame_clip_correction");
+  const StatusOr<GmmFit> back = GmmModelIo::FromJson(old.dump());
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_FALSE(back->guarantee.adaptive_frames);
+  EXPECT_FALSE(back->guarantee.frame_clip_correction);
+  nlohmann::json bad = j;
+  bad["privacy"]["component_frame_rule"] = "magic";
+  EXPECT_FALSE(GmmModelIo::FromJson(bad.dump()).ok());
+  bad = j;
+  bad["privacy"]["frame_clip_correction"] = "yes";
+  EXPECT_FALSE(GmmModelIo::FromJson(bad.dump()).ok());
 }
 
 TEST(GmmModelIoTest, RecordsTheNeighbourRelationAndSeedWarning) {

@@ -142,6 +142,8 @@ StatusOr<PrivateRun> PlanPrivateFit(const GmmFitOptions& o, Eigen::Index n, Eige
   g.per_release_epsilon = run.cal.per_release_epsilon;
   g.noise_multipliers = run.cal.noise_multipliers;
   g.frame_radius = FrameRadius(o, d);
+  g.adaptive_frames = g.frame_radius > 0.0 && o.frame_radius == 0.0;
+  g.frame_clip_correction = g.frame_radius > 0.0 && o.frame_clip_correction;
   return run;
 }
 

@@ -225,6 +225,12 @@ struct GmmGuarantee : PrivacyGuarantee {
   // (sqrt(d) + 2); 0 if the fit used no frames. Frames change what is
   // released, not its sensitivity.
   double frame_radius = 0.0;
+  // With frames: whether their radii followed the adaptive rule (frame_radius
+  // is then their cap) or were fixed at frame_radius, and whether the clip
+  // correction was applied (both post-processing choices, recorded so that a
+  // model file says how it was made).
+  bool adaptive_frames = false;
+  bool frame_clip_correction = false;
   // Noise multiplier of (counts, sums, second moments); for the joint
   // mechanism, the one multiplier of the joint release.
   std::vector<double> noise_multipliers;
