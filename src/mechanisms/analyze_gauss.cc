@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "dpem/random/samplers.h"
 #include "internal/discrete_noise.h"
@@ -17,19 +18,30 @@ namespace {
 // together with (j, i): 32 x 32 doubles of each stay in the L1 cache.
 constexpr Eigen::Index kTile = 32;
 
-// Calls fn(i, j) for every i <= j < d, tile by tile, so that the reads or
-// writes of (j, i) that go with (i, j) stay in the cache.
+// Calls fn(i, j) for every i <= j < d with j in the strip of columns
+// [jb, jb + kTile), tile by tile, so that the reads or writes of (j, i) that
+// go with (i, j) stay in the cache.
 template <typename Fn>
-void ForEachUpperEntryByTiles(Eigen::Index d, Fn fn) {
-  for (Eigen::Index jb = 0; jb < d; jb += kTile) {
-    const Eigen::Index j_end = std::min(jb + kTile, d);
-    for (Eigen::Index ib = 0; ib <= jb; ib += kTile) {
-      for (Eigen::Index j = jb; j < j_end; ++j) {
-        const Eigen::Index i_end = std::min(ib + kTile, j + 1);
-        for (Eigen::Index i = ib; i < i_end; ++i) fn(i, j);
-      }
+void ForEachUpperEntryOfStrip(Eigen::Index d, Eigen::Index jb, Fn fn) {
+  const Eigen::Index j_end = std::min(jb + kTile, d);
+  for (Eigen::Index ib = 0; ib <= jb; ib += kTile) {
+    for (Eigen::Index j = jb; j < j_end; ++j) {
+      const Eigen::Index i_end = std::min(ib + kTile, j + 1);
+      for (Eigen::Index i = ib; i < i_end; ++i) fn(i, j);
     }
   }
+}
+
+// Calls strip_fn(s, jb) for the strips s = 0, 1, ... of kTile columns
+// (jb = s kTile) of a d x d matrix, on up to `threads` threads. Each strip's
+// entries (i, j) and (j, i), i <= j, belong to it alone, so strips may write
+// them concurrently.
+template <typename Fn>
+void ForEachStrip(Eigen::Index d, int threads, Fn strip_fn) {
+  const Eigen::Index strips = (d + kTile - 1) / kTile;
+  const int team = static_cast<int>(std::clamp<Eigen::Index>(strips, 1, std::max(threads, 1)));
+#pragma omp parallel for num_threads(team) schedule(dynamic, 1)
+  for (Eigen::Index s = 0; s < strips; ++s) strip_fn(s, s * kTile);
 }
 
 // What ValidateSymmetricMatrix checks of a square matrix, in one pass.
@@ -39,21 +51,31 @@ struct SymmetryMeasure {
   double asymmetry = 0.0;  // max |A(i, j) - A(j, i)|
 };
 
-SymmetryMeasure MeasureSymmetry(const Eigen::Ref<const Eigen::MatrixXd>& a) {
-  SymmetryMeasure m;
-  ForEachUpperEntryByTiles(a.rows(), [&](Eigen::Index i, Eigen::Index j) {
-    const double upper = a(i, j);
-    const double lower = a(j, i);
-    m.finite = m.finite && std::isfinite(upper) && std::isfinite(lower);
-    m.max_abs = std::max({m.max_abs, std::abs(upper), std::abs(lower)});
-    m.asymmetry = std::max(m.asymmetry, std::abs(upper - lower));
+SymmetryMeasure MeasureSymmetry(const Eigen::Ref<const Eigen::MatrixXd>& a, int threads) {
+  const Eigen::Index d = a.rows();
+  std::vector<SymmetryMeasure> strips(static_cast<size_t>((d + kTile - 1) / kTile));
+  ForEachStrip(d, threads, [&](Eigen::Index s, Eigen::Index jb) {
+    SymmetryMeasure& m = strips[static_cast<size_t>(s)];
+    ForEachUpperEntryOfStrip(d, jb, [&](Eigen::Index i, Eigen::Index j) {
+      const double upper = a(i, j);
+      const double lower = a(j, i);
+      m.finite = m.finite && std::isfinite(upper) && std::isfinite(lower);
+      m.max_abs = std::max({m.max_abs, std::abs(upper), std::abs(lower)});
+      m.asymmetry = std::max(m.asymmetry, std::abs(upper - lower));
+    });
   });
-  return m;
+  SymmetryMeasure all;  // Maxima and "and": the order does not matter.
+  for (const SymmetryMeasure& m : strips) {
+    all.finite = all.finite && m.finite;
+    all.max_abs = std::max(all.max_abs, m.max_abs);
+    all.asymmetry = std::max(all.asymmetry, m.asymmetry);
+  }
+  return all;
 }
 
 // ValidateSymmetricMatrix, also giving the asymmetry it measured.
 StatusOr<double> CheckSymmetric(const Eigen::Ref<const Eigen::MatrixXd>& matrix,
-                                std::string_view what) {
+                                std::string_view what, int threads) {
   const std::string name(what);
   if (matrix.size() == 0) return InvalidArgumentError(name + " is empty");
   if (matrix.rows() != matrix.cols()) {
@@ -61,7 +83,7 @@ StatusOr<double> CheckSymmetric(const Eigen::Ref<const Eigen::MatrixXd>& matrix,
                                 std::to_string(matrix.rows()) + " x " +
                                 std::to_string(matrix.cols()) + ")");
   }
-  const SymmetryMeasure m = MeasureSymmetry(matrix);
+  const SymmetryMeasure m = MeasureSymmetry(matrix, threads);
   if (!m.finite) return InvalidArgumentError(name + " has a NaN or infinite entry");
   if (m.asymmetry > kSymmetryRelativeTolerance * m.max_abs) {
     return InvalidArgumentError(name + " is not symmetric (max |A - A^T| = " +
@@ -84,14 +106,19 @@ Eigen::MatrixXd Symmetrised(const Eigen::Ref<const Eigen::MatrixXd>& a) {
 }
 
 // The upper triangle of (A + A^T) / 2, in place (the lower is left as it is).
-void SymmetriseUpperInPlace(Eigen::Ref<Eigen::MatrixXd> a) {
-  ForEachUpperEntryByTiles(a.rows(), [&](Eigen::Index i, Eigen::Index j) {
-    a(i, j) = 0.5 * (a(i, j) + a(j, i));
+void SymmetriseUpperInPlace(Eigen::Ref<Eigen::MatrixXd> a, int threads) {
+  ForEachStrip(a.rows(), threads, [&](Eigen::Index, Eigen::Index jb) {
+    ForEachUpperEntryOfStrip(a.rows(), jb, [&](Eigen::Index i, Eigen::Index j) {
+      a(i, j) = 0.5 * (a(i, j) + a(j, i));
+    });
   });
 }
 
-void MirrorUpperToLower(Eigen::Ref<Eigen::MatrixXd> a) {
-  ForEachUpperEntryByTiles(a.rows(), [&](Eigen::Index i, Eigen::Index j) { a(j, i) = a(i, j); });
+void MirrorUpperToLower(Eigen::Ref<Eigen::MatrixXd> a, int threads) {
+  ForEachStrip(a.rows(), threads, [&](Eigen::Index, Eigen::Index jb) {
+    ForEachUpperEntryOfStrip(a.rows(), jb,
+                             [&](Eigen::Index i, Eigen::Index j) { a(j, i) = a(i, j); });
+  });
 }
 
 // Entry (i, j), i <= j, of the upper triangle's coordinate k in column order
@@ -131,12 +158,12 @@ Status ReleaseSymmetricDiscrete(Eigen::Ref<Eigen::MatrixXd> value, double asymme
   DPEM_ASSIGN_OR_RETURN(const internal::DiscreteGrid grid, internal::PlanDiscreteGrid(spec, m));
   DPEM_RETURN_IF_ERROR(ledger.Record(
       Release{MechanismKind::kGaussian, grid.sensitivity, grid.noise_scale, spec.label}));
-  if (asymmetry > 0.0) SymmetriseUpperInPlace(value);
+  if (asymmetry > 0.0) SymmetriseUpperInPlace(value, threads);
   internal::ForEachNoiseChunk(m, threads, gen,
                               [&](Generator& stream, Eigen::Index begin, Eigen::Index end) {
                                 NoiseUpperCoordinates(value, grid, stream, begin, end);
                               });
-  MirrorUpperToLower(value);
+  MirrorUpperToLower(value, threads);
   return OkStatus();
 }
 
@@ -144,7 +171,7 @@ Status ReleaseSymmetricDiscrete(Eigen::Ref<Eigen::MatrixXd> value, double asymme
 
 Status ValidateSymmetricMatrix(const Eigen::Ref<const Eigen::MatrixXd>& matrix,
                                std::string_view what) {
-  return CheckSymmetric(matrix, what).status();
+  return CheckSymmetric(matrix, what, 1).status();
 }
 
 Status ReleaseSymmetric(Eigen::Ref<Eigen::MatrixXd> value,
@@ -159,7 +186,7 @@ Status ReleaseSymmetric(Eigen::Ref<Eigen::MatrixXd> value,
     return InvalidArgumentError("release '" + spec.label + "': threads must be >= 1");
   }
   DPEM_ASSIGN_OR_RETURN(const double asymmetry,
-                        CheckSymmetric(value, "release '" + spec.label + "': matrix"));
+                        CheckSymmetric(value, "release '" + spec.label + "': matrix", threads));
   if (spec.sampling == NoiseSampling::kDiscrete) {
     return ReleaseSymmetricDiscrete(value, asymmetry, spec, gen, ledger, threads);
   }
