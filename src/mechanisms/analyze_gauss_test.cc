@@ -229,6 +229,9 @@ TEST(ReleaseSymmetricChunksTest, ConsecutiveReleasesNeverReuseANoiseStream) {
     ASSERT_TRUE(
         ReleaseSymmetric(value, {MechanismKind::kGaussian, 1.0, 2.0, "r"}, gen, ledger, 2).ok());
     const std::vector<double> noise = UpperInColumnOrder(value);
+    // Every coordinate got noise (a draw is 0 with probability about 4e-7 at
+    // this scale): the chunks' entries cover the upper triangle.
+    EXPECT_EQ(std::count(noise.begin(), noise.end(), 0.0), 0);
     for (size_t begin = 0; begin < noise.size(); begin += kC) {
       chunks.emplace_back(noise.begin() + static_cast<std::ptrdiff_t>(begin),
                           noise.begin() + static_cast<std::ptrdiff_t>(begin + kCompared));
