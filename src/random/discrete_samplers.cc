@@ -20,20 +20,6 @@ constexpr std::uint64_t kMaxProposal = std::uint64_t{1} << 38;
 // happens with probability below n / 2^64 (so the branch is predictable).
 std::uint64_t UniformBelow64(Generator& gen, std::uint64_t n) {
   if (n <= 1) return 0;
-  if (n <= (std::uint64_t{1} << 24)) {
-    // The same method on 32-bit words (Generator::Bits): rejects with
-    // probability below 2^-8; half the keystream of a 64-bit word.
-    std::uint64_t product32 = gen.Bits(32) * n;
-    auto low32 = static_cast<std::uint32_t>(product32);
-    if (low32 < n) {
-      const auto threshold32 = static_cast<std::uint32_t>((std::uint64_t{1} << 32) % n);
-      while (low32 < threshold32) {
-        product32 = gen.Bits(32) * n;
-        low32 = static_cast<std::uint32_t>(product32);
-      }
-    }
-    return product32 >> 32;
-  }
   U128 product = U128{gen()} * n;
   auto low = static_cast<std::uint64_t>(product);
   if (low < n) {

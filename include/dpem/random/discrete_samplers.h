@@ -36,7 +36,7 @@ namespace dpem {
 inline constexpr std::uint64_t kMaxDiscreteNoiseScale = std::uint64_t{1} << 24;
 
 // A uniform integer in [0, n), n >= 1, exactly: Lemire's multiply-and-reject
-// (ACM TOMACS 2019) on 32-bit (n <= 2^24) or 64-bit words.
+// (ACM TOMACS 2019) on 64-bit words.
 std::uint64_t SampleUniformBelow(Generator& gen, std::uint64_t n);
 
 // Bernoulli(exp(-numerator / denominator)), exactly (CKS 2020, Alg. 1): for
