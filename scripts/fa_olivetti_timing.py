@@ -9,7 +9,7 @@ Each repetition runs, in turn:
     `--eigenvalue-repair shift`, and with `--epsilon inf` (plain), each as
     its own process, timed end to end
     (reading the .npy, the pass, the release, the eigenpairs, EM, writing
-    the model); with --baseline, the same two fits by a second dpem binary
+    the model); with --baseline, the same three fits by a second dpem binary
     (e.g. one built from main) right after;
   * scikit-learn's `FactorAnalysis(n_components=10)` (its defaults: tol
     1e-2, randomized SVD), as a `python3 -c` process timed end to end
@@ -80,11 +80,9 @@ def main():
                     key = f"{name} {'private' if epsilon == '1' else 'plain'}"
                     seconds, scores[key] = dpem_fit(binary, data, model, epsilon, args.threads)
                     times.setdefault(key, []).append(seconds)
-                if name == "dpem":
-                    key = "dpem private, shift repair"
-                    seconds, scores[key] = dpem_fit(binary, data, model, "1", args.threads,
-                                                    "shift")
-                    times.setdefault(key, []).append(seconds)
+                key = f"{name} private, shift repair"
+                seconds, scores[key] = dpem_fit(binary, data, model, "1", args.threads, "shift")
+                times.setdefault(key, []).append(seconds)
             total, out = timed([sys.executable, "-c", SKLEARN, data], env=env)
             fit_seconds, iterations, scores["scikit-learn plain"] = out.split()
             times.setdefault("scikit-learn plain, process", []).append(total)

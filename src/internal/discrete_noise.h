@@ -8,6 +8,7 @@
 
 #include <Eigen/Core>
 #include <cstdint>
+#include <functional>
 
 #include "dpem/accounting/ledger.h"
 #include "dpem/mechanisms/additive_noise.h"
@@ -45,6 +46,33 @@ StatusOr<DiscreteGrid> PlanDiscreteGrid(MechanismKind mechanism, double sensitiv
 // above with the sums' quantum kExactSumQuantum. What ReleaseVector,
 // ReleaseMatrix and ReleaseSymmetric use.
 StatusOr<DiscreteGrid> PlanDiscreteGrid(const NoiseSpec& spec, Eigen::Index coordinates);
+
+// g (round(clamp(x / g, +-2^kDiscreteValueBits)) + N), N discrete Laplace
+// (kLaplace) or discrete Gaussian (kGaussian) with scale grid.scale_units,
+// drawn from `gen`: one coordinate of AddDiscreteNoise.
+double WithDiscreteNoise(double x, MechanismKind mechanism, const DiscreteGrid& grid,
+                         Generator& gen);
+
+// Coordinates per noise stream of a chunked release (ForEachNoiseChunk): a
+// constant, so that the chunks, and the noise a seeded generator gives, do not
+// depend on the number of threads.
+inline constexpr Eigen::Index kNoiseChunkCoordinates = Eigen::Index{1} << 16;
+
+// What a chunked release does with one chunk: the chunk's own stream, and its
+// coordinates [begin, end).
+using NoiseChunkFunction = std::function<void(Generator& stream, Eigen::Index begin,
+                                              Eigen::Index end)>;
+
+// Calls fn once per chunk [c C, min((c + 1) C, coordinates)), C =
+// kNoiseChunkCoordinates, on up to `threads` threads (>= 1; the chunks run in
+// parallel, in any order). Chunk c draws from release.Split(c), where
+// release = gen.Fork() is made once per call: a call advances `gen` by the
+// four words of the fork, so every call (every release) has fresh streams,
+// distinct from each other, from every other call's and from gen's later
+// words, and a seeded generator gives the same noise for any thread count.
+// fn must write only its own chunk's coordinates.
+void ForEachNoiseChunk(Eigen::Index coordinates, int threads, Generator& gen,
+                       const NoiseChunkFunction& fn);
 
 // x_i <- g (round(clamp(x_i / g, +-2^kDiscreteValueBits)) + N_i), N_i i.i.d. discrete Laplace (kLaplace) or
 // discrete Gaussian (kGaussian) with scale grid.scale_units. Cannot fail for

@@ -4,13 +4,16 @@
 
 #include <Eigen/Cholesky>
 #include <Eigen/Eigenvalues>
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <vector>
 
 #include "dpem/accounting/ledger.h"
 #include "dpem/random/generator.h"
 #include "dpem/random/samplers.h"
+#include "internal/discrete_noise.h"
 
 namespace dpem {
 namespace {
@@ -123,6 +126,122 @@ TEST(ReleaseSymmetricTest, InvalidInputsRecordNothingAndLeaveValue) {
                  (value.array().isNaN() && cases[i].value.array().isNaN()))
                     .all())
         << i;
+  }
+}
+
+TEST(ReleaseSymmetricTest, DiscreteSymmetrisesAnInputWithinTolerance) {
+  Generator gen = Generator::FromSeed(14);
+  PrivacyLedger ledger;
+  Eigen::MatrixXd value = RandomSymmetric(gen, 5);
+  value(1, 3) += 1e-14 * value.cwiseAbs().maxCoeff();
+  ASSERT_FALSE(ExactlySymmetric(value));
+  ASSERT_TRUE(ReleaseSymmetric(value, {MechanismKind::kGaussian, 0.02, 5.0, "d"}, gen, ledger)
+                  .ok());
+  EXPECT_TRUE(ExactlySymmetric(value));
+}
+
+TEST(ReleaseSymmetricTest, RefusesZeroThreads) {
+  Generator gen = Generator::FromSeed(15);
+  PrivacyLedger ledger;
+  Eigen::MatrixXd value = Eigen::MatrixXd::Identity(2, 2);
+  EXPECT_EQ(ReleaseSymmetric(value, {MechanismKind::kGaussian, 1.0, 1.0, "t"}, gen, ledger, 0)
+                .code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_TRUE(ledger.empty());
+}
+
+// The chunked noise (internal::ForEachNoiseChunk): every coordinate is
+// visited once, and each chunk's stream is the same for 1, 2 or 3 threads.
+TEST(ForEachNoiseChunkTest, CoversEveryCoordinateOnceWithStreamsIndependentOfThreads) {
+  constexpr Eigen::Index kC = internal::kNoiseChunkCoordinates;
+  const Eigen::Index n = 2 * kC + 7;  // Three chunks, the last of 7.
+  std::vector<std::uint64_t> reference;
+  for (int threads : {1, 2, 3}) {
+    Generator gen = Generator::FromSeed(50);
+    std::vector<int> hits(static_cast<size_t>(n), 0);
+    std::vector<std::uint64_t> first_words(3, 0);
+    internal::ForEachNoiseChunk(n, threads, gen,
+                                [&](Generator& stream, Eigen::Index begin, Eigen::Index end) {
+                                  for (Eigen::Index k = begin; k < end; ++k) ++hits[k];
+                                  first_words[static_cast<size_t>(begin / kC)] = stream();
+                                });
+    EXPECT_TRUE(std::all_of(hits.begin(), hits.end(), [](int h) { return h == 1; })) << threads;
+    if (reference.empty()) reference = first_words;
+    EXPECT_EQ(first_words, reference) << threads;
+  }
+  EXPECT_NE(reference[0], reference[1]);
+  EXPECT_NE(reference[1], reference[2]);
+  EXPECT_NE(reference[0], reference[2]);
+}
+
+// d = 512: m = 131,328 upper-triangle coordinates, three noise chunks.
+constexpr Eigen::Index kChunkedD = 512;
+
+// The upper triangle of `m` in column order (vec_upper), read here.
+std::vector<double> UpperInColumnOrder(const Eigen::MatrixXd& m) {
+  std::vector<double> out;
+  for (Eigen::Index j = 0; j < m.cols(); ++j) {
+    for (Eigen::Index i = 0; i <= j; ++i) out.push_back(m(i, j));
+  }
+  return out;
+}
+
+// A seeded release gives the same bits on 1, 2 or 3 threads, and advances the
+// generator by the same four words (its fork) whatever the threads.
+TEST(ReleaseSymmetricChunksTest, SameBitsForOneTwoAndThreeThreads) {
+  ASSERT_GT(kChunkedD * (kChunkedD + 1) / 2, 2 * internal::kNoiseChunkCoordinates);
+  Generator data = Generator::FromSeed(40);
+  const Eigen::MatrixXd original = RandomSymmetric(data, kChunkedD);
+  std::uint64_t after_fork = 0;  // Word 5 of the seed's stream: what follows the fork.
+  {
+    Generator reference = Generator::FromSeed(41);
+    for (int i = 0; i < 4; ++i) reference();
+    after_fork = reference();
+  }
+  Eigen::MatrixXd first;
+  for (int threads : {1, 2, 3}) {
+    Generator gen = Generator::FromSeed(41);
+    PrivacyLedger ledger;
+    Eigen::MatrixXd value = original;
+    ASSERT_TRUE(
+        ReleaseSymmetric(value, {MechanismKind::kGaussian, 1.0, 2.0, "s"}, gen, ledger, threads)
+            .ok());
+    EXPECT_TRUE(ExactlySymmetric(value));
+    EXPECT_EQ(gen(), after_fork) << threads;
+    if (threads == 1) first = value;
+    EXPECT_TRUE((value.array() == first.array()).all()) << threads;
+  }
+}
+
+// Two consecutive releases from one generator must not reuse a noise stream:
+// no chunk of either release may carry the same noise as another chunk of
+// either (the noise of the zero matrix is the released value itself). A
+// release that split its chunk streams from the generator without advancing
+// it would repeat the first release's noise exactly.
+TEST(ReleaseSymmetricChunksTest, ConsecutiveReleasesNeverReuseANoiseStream) {
+  constexpr Eigen::Index kC = internal::kNoiseChunkCoordinates;
+  constexpr size_t kCompared = 1000;  // Values compared per chunk (the last has 1,256).
+  Generator gen = Generator::FromSeed(42);
+  std::vector<std::vector<double>> chunks;
+  for (int release = 0; release < 2; ++release) {
+    PrivacyLedger ledger;
+    Eigen::MatrixXd value = Eigen::MatrixXd::Zero(kChunkedD, kChunkedD);
+    ASSERT_TRUE(
+        ReleaseSymmetric(value, {MechanismKind::kGaussian, 1.0, 2.0, "r"}, gen, ledger, 2).ok());
+    const std::vector<double> noise = UpperInColumnOrder(value);
+    // Every coordinate got noise (a draw is 0 with probability about 4e-7 at
+    // this scale): the chunks' entries cover the upper triangle.
+    EXPECT_EQ(std::count(noise.begin(), noise.end(), 0.0), 0);
+    for (size_t begin = 0; begin < noise.size(); begin += kC) {
+      chunks.emplace_back(noise.begin() + static_cast<std::ptrdiff_t>(begin),
+                          noise.begin() + static_cast<std::ptrdiff_t>(begin + kCompared));
+    }
+  }
+  ASSERT_EQ(chunks.size(), 6u);
+  for (size_t a = 0; a < chunks.size(); ++a) {
+    for (size_t b = a + 1; b < chunks.size(); ++b) {
+      EXPECT_NE(chunks[a], chunks[b]) << "chunks " << a << " and " << b;
+    }
   }
 }
 

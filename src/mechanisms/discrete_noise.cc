@@ -63,20 +63,40 @@ StatusOr<DiscreteGrid> PlanDiscreteGrid(const NoiseSpec& spec, Eigen::Index coor
                           kExactSumQuantum);
 }
 
+double WithDiscreteNoise(double x, MechanismKind mechanism, const DiscreteGrid& grid,
+                         Generator& gen) {
+  const double limit = std::ldexp(1.0, kDiscreteValueBits);
+  // Clamping to +-2^kDiscreteValueBits grid units is a contraction of each
+  // coordinate, so it cannot raise the sensitivity; it keeps every sum
+  // below exactly representable integers.
+  const double scaled = std::clamp(x / grid.granularity, -limit, limit);
+  const StatusOr<std::int64_t> noise = mechanism == MechanismKind::kLaplace
+                                           ? SampleDiscreteLaplace(gen, grid.scale_units)
+                                           : SampleDiscreteGaussian(gen, grid.scale_units);
+  const double units = std::nearbyint(scaled) + static_cast<double>(*noise);
+  return units * grid.granularity;
+}
+
+void ForEachNoiseChunk(Eigen::Index coordinates, int threads, Generator& gen,
+                       const NoiseChunkFunction& fn) {
+  // One fork per release: splitting gen itself would give the next release
+  // the same streams (Split does not advance gen).
+  const Generator release = gen.Fork();
+  const Eigen::Index chunks = (coordinates + kNoiseChunkCoordinates - 1) / kNoiseChunkCoordinates;
+  const int team = static_cast<int>(std::clamp<Eigen::Index>(chunks, 1, std::max(threads, 1)));
+  // Chunk c's noise is a function of (release, c) alone, so the schedule
+  // does not matter; dynamic scheduling evens out the chunks' random costs.
+#pragma omp parallel for num_threads(team) schedule(dynamic, 1)
+  for (Eigen::Index c = 0; c < chunks; ++c) {
+    Generator stream = release.Split(static_cast<std::uint64_t>(c));
+    const Eigen::Index begin = c * kNoiseChunkCoordinates;
+    fn(stream, begin, std::min(begin + kNoiseChunkCoordinates, coordinates));
+  }
+}
+
 void AddDiscreteNoise(Eigen::Ref<Eigen::VectorXd> x, MechanismKind mechanism,
                       const DiscreteGrid& grid, Generator& gen) {
-  const double limit = std::ldexp(1.0, kDiscreteValueBits);
-  for (Eigen::Index i = 0; i < x.size(); ++i) {
-    // Clamping to +-2^kDiscreteValueBits grid units is a contraction of each
-    // coordinate, so it cannot raise the sensitivity; it keeps every sum
-    // below exactly representable integers.
-    const double scaled = std::clamp(x[i] / grid.granularity, -limit, limit);
-    const StatusOr<std::int64_t> noise = mechanism == MechanismKind::kLaplace
-                                             ? SampleDiscreteLaplace(gen, grid.scale_units)
-                                             : SampleDiscreteGaussian(gen, grid.scale_units);
-    const double units = std::nearbyint(scaled) + static_cast<double>(*noise);
-    x[i] = units * grid.granularity;
-  }
+  for (Eigen::Index i = 0; i < x.size(); ++i) x[i] = WithDiscreteNoise(x[i], mechanism, grid, gen);
 }
 
 }  // namespace dpem::internal

@@ -150,6 +150,40 @@ TEST(MechanismsStatisticalTest, SymmetricNoiseHasSdSigmaOnAndOffTheDiagonal) {
   ExpectKsAccepts(Scaled(off, sigma), boost::math::normal(0, 1));
 }
 
+// A release large enough for several noise chunks (d = 512: three chunks of
+// the upper triangle's 131,328 coordinates, drawn on two threads): in every
+// chunk the noise of the zero matrix has SD the recorded noise scale (the
+// discrete Gaussian's SD equals its scale to within 1e-100 at these scales)
+// and is normal by KS; and the chunks are uncorrelated.
+TEST(MechanismsStatisticalTest, ChunkedSymmetricNoiseHasTheRecordedScaleInEveryChunk) {
+  Generator gen = Generator::FromSeed(46);
+  PrivacyLedger ledger;
+  const Eigen::Index d = 512;
+  Eigen::MatrixXd value = Eigen::MatrixXd::Zero(d, d);
+  ASSERT_TRUE(ReleaseSymmetric(value, {MechanismKind::kGaussian, 0.5, 3.0, "big"}, gen, ledger, 2)
+                  .ok());
+  const double sigma = ledger.releases()[0].noise_scale;
+  std::vector<double> upper;
+  for (Eigen::Index j = 0; j < d; ++j) {
+    for (Eigen::Index i = 0; i <= j; ++i) upper.push_back(value(i, j));
+  }
+  const size_t chunk = 65536;  // internal::kNoiseChunkCoordinates
+  std::vector<std::vector<double>> chunks;
+  for (size_t begin = 0; begin + chunk <= upper.size(); begin += chunk) {
+    chunks.emplace_back(upper.begin() + static_cast<std::ptrdiff_t>(begin),
+                        upper.begin() + static_cast<std::ptrdiff_t>(begin + chunk));
+  }
+  ASSERT_EQ(chunks.size(), 2u);
+  for (const std::vector<double>& c : chunks) {
+    ExpectScale(c, sigma, kGaussianKurtosis);
+    ExpectKsAccepts(Scaled(c, sigma), boost::math::normal(0, 1));
+  }
+  double cross = 0.0;  // Correlation of the two chunks, coordinate by coordinate.
+  for (size_t k = 0; k < chunk; ++k) cross += chunks[0][k] * chunks[1][k];
+  const double correlation = cross / (static_cast<double>(chunk) * sigma * sigma);
+  EXPECT_NEAR(correlation, 0.0, kMaxStandardErrors / std::sqrt(static_cast<double>(chunk)));
+}
+
 // park2016 eq. (16): Y ~ Gam(1, rate beta = eps / Delta), i.e. Y / (Delta /
 // eps) ~ Exp(1). A rate read as a scale would be off by (Delta/eps)^2.
 TEST(MechanismsStatisticalTest,

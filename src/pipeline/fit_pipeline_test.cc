@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -195,9 +196,12 @@ TEST_F(FitPipelineTest, AReleasedDomainIsPaidOnceAndComposedOnce) {
   EXPECT_EQ(g.ledger.releases().front().label.rfind(kBoundsLabelPrefix, 0), 0u);  // bounds first.
   EXPECT_LE(g.epsilon, 0.25 + 0.25 + 1e-12);                 // Linear: bounds + fit.
   EXPECT_NE(task_.domain().data_norm, 10.0);                  // The released domain.
-  ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_EQ(warnings[0], std::string("dpem fit: warning: the privacy guarantee is VOID: ") +
-                            internal::kSeededGeneratorVoidReason);
+  // The seeded generator voids the guarantee: said once. (Other warnings
+  // depend on the noise: a released ball that clips most records says so.)
+  const std::string void_warning =
+      std::string("dpem fit: warning: the privacy guarantee is VOID: ") +
+      internal::kSeededGeneratorVoidReason;
+  EXPECT_EQ(std::count(warnings.begin(), warnings.end(), void_warning), 1);
 }
 
 // Review finding: a domain asked at more than the fit's whole epsilon was

@@ -10,50 +10,108 @@ namespace {
 
 __extension__ typedef unsigned __int128 U128;  // GCC and Clang.
 
-constexpr U128 kU128Max = ~U128{0};
 // Proposals at least this large are rejected (see the header).
 constexpr std::uint64_t kMaxProposal = std::uint64_t{1} << 38;
 
-// Number of significant bits of x.
-int BitWidth(U128 x) {
-  const auto high = static_cast<std::uint64_t>(x >> 64);
-  if (high != 0) return 64 + std::bit_width(high);
-  return std::bit_width(static_cast<std::uint64_t>(x));
-}
-
-// A uniform integer in [0, n), n >= 1, from as many 64-bit words as needed.
-U128 UniformBelow128(Generator& gen, U128 n) {
-  const int bits = BitWidth(n - 1);
-  if (bits == 0) return 0;
-  const U128 mask = bits >= 128 ? kU128Max : ((U128{1} << bits) - 1);
-  while (true) {
-    U128 u = gen();
-    if (bits > 64) u |= U128{gen()} << 64;
-    u &= mask;
-    if (u < n) return u;
+// A uniform integer in [0, n), n >= 1, exactly: Lemire's multiply-and-reject
+// ("Fast random integer generation in an interval", ACM TOMACS 2019, Alg. 5):
+// for a uniform 64-bit word x, floor(x n / 2^64) is uniform once the words
+// whose low product (x n mod 2^64) is below 2^64 mod n are rejected, which
+// happens with probability below n / 2^64 (so the branch is predictable).
+std::uint64_t UniformBelow64(Generator& gen, std::uint64_t n) {
+  if (n <= 1) return 0;
+  U128 product = U128{gen()} * n;
+  auto low = static_cast<std::uint64_t>(product);
+  if (low < n) {
+    const std::uint64_t threshold = (0 - n) % n;  // 2^64 mod n.
+    while (low < threshold) {
+      product = U128{gen()} * n;
+      low = static_cast<std::uint64_t>(product);
+    }
   }
+  return static_cast<std::uint64_t>(product >> 64);
 }
 
-// Bernoulli(n / d), 0 <= n <= d, d >= 1.
+// The largest denominator of BernoulliRationalSmall.
+constexpr std::uint64_t kSmallDenominator = std::uint64_t{1} << 56;
+
+// BernoulliRational for d <= 2^56, eight digits at a time: the next eight
+// digits of p are floor(256 rem / d) (rem < d, so 256 rem < 2^64), and U's
+// eight digits decide unless they are equal (probability 1/256). One 64-bit
+// division and one decisive comparison per trial, almost always.
+bool BernoulliRationalSmall(Generator& gen, std::uint64_t n, std::uint64_t d) {
+  if (n >= d) return true;
+  std::uint64_t rem = n;
+  while (rem != 0) {
+    const std::uint64_t scaled = rem << 8;
+    const std::uint64_t p_digits = scaled / d;
+    rem = scaled - p_digits * d;
+    const std::uint64_t u_digits = gen.Bits(8);
+    if (u_digits != p_digits) return u_digits < p_digits;
+  }
+  return false;
+}
+
 bool BernoulliRational(Generator& gen, U128 n, U128 d) {
-  return UniformBelow128(gen, d) < n;
+  if (d <= kSmallDenominator) {
+    return BernoulliRationalSmall(gen, static_cast<std::uint64_t>(n),
+                                  static_cast<std::uint64_t>(d));
+  }
+  if (n >= d) return true;
+  U128 rem = n;
+  while (rem != 0) {
+    // The next digit of p is 1 iff 2 rem >= d; 2 rem may not fit in 128 bits,
+    // so compare rem with d - rem (> 0).
+    const U128 rest = d - rem;
+    const bool p_digit = rem >= rest;
+    rem = p_digit ? rem - rest : rem + rem;
+    const bool u_digit = gen.Bits(1) != 0;
+    if (u_digit != p_digit) return p_digit;
+  }
+  return false;
 }
 
-// Bernoulli(exp(-n/d)) for n <= d (CKS Alg. 1, gamma in [0, 1]).
-bool BernoulliExpNegAtMostOne(Generator& gen, U128 n, U128 d) {
-  U128 k = 1;
+// Bernoulli(exp(-n/d)) for n <= d (CKS Alg. 1, gamma in [0, 1]): the trials
+// Bernoulli(gamma / k) from k = `first_k` on (the series so far succeeded).
+bool BernoulliExpNegAtMostOneFrom(Generator& gen, U128 n, U128 d, U128 first_k) {
+  U128 k = first_k;
   while (true) {
-    if (d > kU128Max / (k + 1)) break;  // Reached with probability 1/k!: see header.
+    // d (k + 1) overflowing 128 bits, i.e. d > (2^128 - 1) / (k + 1):
+    // reached with probability 1/k!, see the header.
+    U128 next_denominator;
+    if (__builtin_mul_overflow(d, k + 1, &next_denominator)) break;
     if (!BernoulliRational(gen, n, d * k)) break;
     ++k;
   }
   return (k & 1) == 1;
 }
 
+// The same series for d <= 2^32 (the discrete Laplace's u/t and 1/1): the
+// trials in 64-bit arithmetic while d k <= 2^56 (k up to 2^24 at least,
+// which the series reaches with probability 1/(2^24)!), then the general
+// loop from the same k: the same trials either way.
+bool BernoulliExpNegAtMostOneSmall(Generator& gen, std::uint64_t n, std::uint64_t d) {
+  const std::uint64_t small_k = kSmallDenominator / d;
+  std::uint64_t k = 1;
+  for (; k <= small_k; ++k) {
+    if (!BernoulliRationalSmall(gen, n, d * k)) return (k & 1) == 1;
+  }
+  return BernoulliExpNegAtMostOneFrom(gen, n, d, k);
+}
+
+bool BernoulliExpNegAtMostOne(Generator& gen, U128 n, U128 d) {
+  if (d <= (U128{1} << 32)) {
+    return BernoulliExpNegAtMostOneSmall(gen, static_cast<std::uint64_t>(n),
+                                         static_cast<std::uint64_t>(d));
+  }
+  return BernoulliExpNegAtMostOneFrom(gen, n, d, 1);
+}
+
 // Bernoulli(exp(-n/d)) for any n >= 0, d >= 1 (CKS Alg. 1).
 bool BernoulliExpNeg(Generator& gen, U128 n, U128 d) {
+  if (n < d) return BernoulliExpNegAtMostOne(gen, n, d);  // No 128-bit division.
   for (U128 i = n / d; i > 0; --i) {
-    if (!BernoulliExpNegAtMostOne(gen, 1, 1)) return false;
+    if (!BernoulliExpNegAtMostOneSmall(gen, 1, 1)) return false;
   }
   return BernoulliExpNegAtMostOne(gen, n % d, d);
 }
@@ -61,12 +119,12 @@ bool BernoulliExpNeg(Generator& gen, U128 n, U128 d) {
 // CKS Alg. 2 with s = 1: the discrete Laplace with scale t.
 std::int64_t DiscreteLaplace(Generator& gen, std::uint64_t t) {
   while (true) {
-    const std::uint64_t u = SampleUniformBelow(gen, t);
-    if (!BernoulliExpNeg(gen, u, t)) continue;
+    const std::uint64_t u = UniformBelow64(gen, t);  // t >= 1.
+    if (!BernoulliExpNegAtMostOneSmall(gen, u, t)) continue;  // u < t <= 2^24 + 1.
     std::uint64_t v = 0;
-    while (BernoulliExpNegAtMostOne(gen, 1, 1)) ++v;
+    while (BernoulliExpNegAtMostOneSmall(gen, 1, 1)) ++v;
     const std::uint64_t x = u + t * v;
-    const bool negative = (gen() & 1) == 1;
+    const bool negative = gen.Bits(1) != 0;
     if (negative && x == 0) continue;
     return negative ? -static_cast<std::int64_t>(x) : static_cast<std::int64_t>(x);
   }
@@ -81,7 +139,7 @@ Status CheckScale(const char* function, std::uint64_t scale) {
 }  // namespace
 
 std::uint64_t SampleUniformBelow(Generator& gen, std::uint64_t n) {
-  return n <= 1 ? 0 : static_cast<std::uint64_t>(UniformBelow128(gen, n));
+  return n <= 1 ? 0 : UniformBelow64(gen, n);
 }
 
 StatusOr<bool> SampleBernoulliExpNeg(Generator& gen, std::uint64_t numerator,

@@ -100,6 +100,50 @@ TEST_P(DiscreteLaplaceExact, MatchesThePmfExactly) {
 
 INSTANTIATE_TEST_SUITE_P(Scales, DiscreteLaplaceExact, ::testing::Values(1, 2, 5, 20));
 
+// At the mechanisms' grid scale, sigma = 2^20 + 1 (the acceptance test's
+// denominators 2 sigma^2 t^2 k exceed 2^80), the support has millions of
+// values: Pearson chi-square over 24 bins of width sigma / 4 on about
+// [-3 sigma, 3 sigma) plus the two tails, with each bin's probability summed
+// here from the pmf exp(-x^2 / (2 sigma^2)) over its integers (|x| <= 9 sigma:
+// the mass beyond is below 1e-17).
+TEST(DiscreteGaussianBinnedTest, MatchesThePmfAtTheGridScale) {
+  constexpr long kSigma = (1L << 20) + 1;
+  constexpr long kWidth = kSigma / 4;
+  constexpr int kInner = 24;
+  constexpr long kLow = -(kInner / 2) * kWidth;
+  const double s2 = static_cast<double>(kSigma) * kSigma;
+  // Bin b: 0 is the lower tail, 1..kInner the inner bins, kInner + 1 the upper tail.
+  const auto bin = [&](long x) {
+    if (x < kLow) return 0L;
+    const long inner = (x - kLow) / kWidth;
+    return inner < kInner ? inner + 1 : static_cast<long>(kInner) + 1;
+  };
+  std::vector<long double> mass(kInner + 2, 0.0L);
+  long double total = 0;
+  for (long x = -9 * kSigma; x <= 9 * kSigma; ++x) {
+    const long double p = std::exp(-0.5L * static_cast<long double>(x) * x / s2);
+    mass[static_cast<size_t>(bin(x))] += p;
+    total += p;
+  }
+  Generator gen = Generator::FromSeed(131);
+  std::vector<int> counts(kInner + 2, 0);
+  for (int i = 0; i < kDraws; ++i) {
+    ++counts[static_cast<size_t>(bin(static_cast<long>(*SampleDiscreteGaussian(gen, kSigma))))];
+  }
+  double stat = 0;
+  for (size_t b = 0; b < counts.size(); ++b) {
+    const double e = static_cast<double>(mass[b] / total) * kDraws;
+    ASSERT_GE(e, 5.0) << "test design: bin " << b;
+    stat += (counts[b] - e) * (counts[b] - e) / e;
+  }
+  const int dof = kInner + 1;
+  const double critical =
+      boost::math::quantile(boost::math::complement(boost::math::chi_squared(dof), kAlpha));
+  std::printf("[chi-square] sigma 2^20 + 1, binned: %.2f on %d dof (critical %.2f)\n", stat, dof,
+              critical);
+  EXPECT_LT(stat, critical);
+}
+
 // Power: the discrete Gaussian with sigma = 3 is rejected against sigma = 3.3's pmf.
 TEST(DiscreteSamplersPowerTest, ChiSquareRejectsAWrongSigma) {
   Generator gen = Generator::FromSeed(300);

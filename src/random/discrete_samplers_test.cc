@@ -27,6 +27,19 @@ TEST(SampleUniformBelowTest, HitsEveryValueOfASmallRange) {
   for (int c : seen) EXPECT_NEAR(c, 1000, 5.5 * std::sqrt(5000 * 0.2 * 0.8));
 }
 
+// Each of 3 values has probability 1/3 (a range that is not a power of two,
+// so draws are rejected), and the top value of a 64-bit range occurs.
+TEST(SampleUniformBelowTest, FrequenciesOfThreeValuesAreEqual) {
+  Generator gen = Generator::FromSeed(21);
+  constexpr int kDraws = 90000;
+  int seen[3] = {0, 0, 0};
+  for (int i = 0; i < kDraws; ++i) ++seen[SampleUniformBelow(gen, 3)];
+  for (int c : seen) EXPECT_NEAR(c, kDraws / 3.0, 5.5 * std::sqrt(kDraws * (1.0 / 3) * (2.0 / 3)));
+  int high = 0;  // P(u >= 2^63) = 1/2 for n = 2^64 - 1.
+  for (int i = 0; i < 1000; ++i) high += SampleUniformBelow(gen, ~std::uint64_t{0}) >> 63;
+  EXPECT_NEAR(high, 500, 5.5 * std::sqrt(250.0));
+}
+
 TEST(SampleBernoulliExpNegTest, RejectsAZeroDenominator) {
   Generator gen = Generator::FromSeed(3);
   EXPECT_EQ(SampleBernoulliExpNeg(gen, 1, 0).status().code(), StatusCode::kInvalidArgument);
@@ -49,7 +62,10 @@ TEST(SampleBernoulliExpNegTest, FrequencyMatchesExpMinusGamma) {
   Generator gen = Generator::FromSeed(6);
   constexpr int kDraws = 200000;
   for (const Case c : {Case{1, 2}, Case{1, 1}, Case{3, 2}, Case{7, 3}, Case{5, 1},
-                       Case{123456789, 1000000000}}) {
+                       Case{123456789, 1000000000},
+                       // Denominators near 2^64: the trials' d k need 128 bits.
+                       Case{(std::uint64_t{1} << 63) - 1, ~std::uint64_t{0}},
+                       Case{~std::uint64_t{0} - 12345, (std::uint64_t{1} << 62) + 3}}) {
     const double p = std::exp(-static_cast<double>(c.n) / static_cast<double>(c.d));
     int ones = 0;
     for (int i = 0; i < kDraws; ++i) ones += *SampleBernoulliExpNeg(gen, c.n, c.d) ? 1 : 0;

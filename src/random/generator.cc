@@ -6,6 +6,8 @@
 #include "dpem/engine/collective.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <span>
@@ -21,6 +23,7 @@ using Key = std::array<unsigned char, 32>;
 // changes every seeded stream.
 constexpr std::string_view kSeedDomain = "dpem.generator.seed.v1";
 constexpr std::string_view kSplitDomain = "dpem.generator.split.v1";
+constexpr std::string_view kForkDomain = "dpem.generator.fork.v1";
 
 static_assert(crypto_stream_chacha20_KEYBYTES == 32);
 static_assert(crypto_generichash_BYTES == 32);
@@ -70,11 +73,6 @@ Generator::Generator(const std::array<unsigned char, 32>& key,
                      std::optional<std::uint64_t> seed)
     : key_(key), seed_(seed) {}
 
-Generator::result_type Generator::operator()() {
-  if (next_ == kBufferWords) Refill();
-  return buffer_[next_++];
-}
-
 double Generator::UniformOpen01() {
   constexpr double kTwoToMinus53 = 1.0 / 9007199254740992.0;  // 2^-53
   return (static_cast<double>((*this)() >> 11) + 0.5) * kTwoToMinus53;
@@ -84,6 +82,12 @@ Generator Generator::Split(std::uint64_t stream_id) const {
   std::vector<unsigned char> message(kSplitDomain.begin(), kSplitDomain.end());
   message.insert(message.end(), key_.begin(), key_.end());
   AppendLittleEndian(stream_id, message);
+  return Generator(Blake2b256(message), seed_);
+}
+
+Generator Generator::Fork() {
+  std::vector<unsigned char> message(kForkDomain.begin(), kForkDomain.end());
+  for (int i = 0; i < 4; ++i) AppendLittleEndian((*this)(), message);
   return Generator(Blake2b256(message), seed_);
 }
 
@@ -112,6 +116,10 @@ void Generator::FillFromKeystream(std::uint64_t* out, std::size_t words) {
     crypto_stream_chacha20_xor_ic(bytes.data(), kZeros.data(), bytes.size(),
                                   kNonce.data(), block_counter_, key_.data());
     block_counter_ += kBlocksPerRefill;
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(out + done, bytes.data(), bytes.size());  // The same little-endian words.
+      continue;
+    }
     for (std::size_t w = 0; w < kBufferWords; ++w) {
       std::uint64_t word = 0;
       for (std::size_t b = 0; b < 8; ++b) {

@@ -85,6 +85,53 @@ TEST(GeneratorTest, SplitsOfDifferentSeedsDiffer) {
   EXPECT_NE(Words(a, 16), Words(b, 16));
 }
 
+// Fork() advances the parent by exactly four words (the next word of the
+// parent is the fifth word of a fresh same-seed stream), and consecutive
+// forks, and the parent's later words, are different streams.
+TEST(GeneratorTest, ForkAdvancesTheParentAndGivesFreshStreams) {
+  Generator reference = Generator::FromSeed(17);
+  const auto words = Words(reference, 5);
+  Generator parent = Generator::FromSeed(17);
+  Generator first = parent.Fork();
+  EXPECT_EQ(parent(), words[4]);
+  Generator second = parent.Fork();
+  EXPECT_EQ(first.seed(), std::optional<std::uint64_t>(17));
+  const auto a = Words(first, 16);
+  const auto b = Words(second, 16);
+  EXPECT_NE(a, b);
+  EXPECT_NE(a, Words(parent, 16));
+  // Splits of the two forks with the same id differ too (what a chunked
+  // release relies on).
+  Generator first_split = first.Split(0);
+  Generator second_split = second.Split(0);
+  EXPECT_NE(Words(first_split, 4), Words(second_split, 4));
+}
+
+// Bits() hands out the bits of one stream word, lowest first, and discards
+// what is left of the word when a request does not fit in it.
+TEST(GeneratorTest, BitsComeFromTheStreamWordsLowestFirst) {
+  const auto words = [] {
+    Generator g = Generator::FromSeed(23);
+    return Words(g, 3);
+  }();
+  Generator gen = Generator::FromSeed(23);
+  EXPECT_EQ(gen.Bits(1), words[0] & 1);
+  EXPECT_EQ(gen.Bits(20), (words[0] >> 1) & 0xFFFFF);
+  EXPECT_EQ(gen.Bits(43), words[0] >> 21);  // Exactly the rest of the word.
+  EXPECT_EQ(gen.Bits(60), words[1] & ((std::uint64_t{1} << 60) - 1));
+  EXPECT_EQ(gen.Bits(5), words[2] & 31);  // 4 bits left: discarded.
+}
+
+TEST(GeneratorTest, BitsOfAllWidthsStayInRangeAndSixtyFourIsAWord) {
+  Generator gen = Generator::FromSeed(29);
+  for (int count = 1; count < 64; ++count) {
+    for (int i = 0; i < 100; ++i) EXPECT_LT(gen.Bits(count), std::uint64_t{1} << count);
+  }
+  Generator a = Generator::FromSeed(31);
+  Generator b = Generator::FromSeed(31);
+  EXPECT_EQ(a.Bits(64), b());
+}
+
 TEST(GeneratorTest, UniformOpen01StaysInsideOpenInterval) {
   Generator gen = Generator::FromSeed(3);
   double lo = 1.0;

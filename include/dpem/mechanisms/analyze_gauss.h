@@ -54,9 +54,16 @@ Status ValidateSymmetricMatrix(const Eigen::Ref<const Eigen::MatrixXd>& matrix,
 // grid of additive_noise.h ("Discrete noise") with discrete Gaussian noise
 // and mirrored; the ledger records the charged sensitivity and actual noise
 // scale. On error nothing is recorded and `value` is unchanged.
+//
+// The discrete noise is drawn in place, in fixed chunks of the upper
+// triangle's coordinates (column order), each from its own stream split
+// from a fork of `gen` made for this release (internal/discrete_noise.h,
+// ForEachNoiseChunk), on up to `threads` threads (>= 1): the output depends
+// on gen's state, never on `threads`, and each call advances gen (four
+// words), so no two releases share a stream.
 Status ReleaseSymmetric(Eigen::Ref<Eigen::MatrixXd> value,
                         const NoiseSpec& spec, Generator& gen,
-                        PrivacyLedger& ledger);
+                        PrivacyLedger& ledger, int threads = 1);
 
 // Post-processing (park2017, after eq. 18): the Frobenius-nearest matrix whose
 // eigenvalues are all >= `floor`: with sym = V diag(l) V^T

@@ -6,7 +6,7 @@
 // that depends on the value they are added to; Mironov (2012, "On
 // significance of the least significant bits for differential privacy")
 // recovers the input from the low-order bits of x + noise. These samplers use
-// only integer arithmetic and the Generator's uniform 64-bit words, so their
+// only integer arithmetic and the Generator's uniform bits, so their
 // output distribution is EXACTLY the stated one (Canonne, Kamath, Steinke
 // 2020, "The Discrete Gaussian for Differential Privacy", Alg. 1-3), and the
 // mechanisms add them to statistics rounded to a grid, so that the released
@@ -35,13 +35,15 @@ namespace dpem {
 // 128-bit integers.
 inline constexpr std::uint64_t kMaxDiscreteNoiseScale = std::uint64_t{1} << 24;
 
-// A uniform integer in [0, n), n >= 1, by rejection on the smallest covering
-// power of two: exactly uniform.
+// A uniform integer in [0, n), n >= 1, exactly: Lemire's multiply-and-reject
+// (ACM TOMACS 2019) on 64-bit words.
 std::uint64_t SampleUniformBelow(Generator& gen, std::uint64_t n);
 
 // Bernoulli(exp(-numerator / denominator)), exactly (CKS 2020, Alg. 1): for
 // gamma = n/d in [0, 1], K is the index of the first failure of the
-// Bernoulli(gamma / k) trials, k = 1, 2, ..., and the result is "K odd";
+// Bernoulli(gamma / k) trials, k = 1, 2, ..., and the result is "K odd"
+// (each trial, Bernoulli(n / (d k)), compares a uniform in [0, 1) with
+// n / (d k) digit by digit: docs/randomness.md);
 // gamma > 1 is floor(gamma) Bernoulli(exp(-1)) trials and one
 // Bernoulli(exp(-(gamma - floor(gamma)))). Requires denominator >= 1.
 StatusOr<bool> SampleBernoulliExpNeg(Generator& gen, std::uint64_t numerator,

@@ -60,7 +60,29 @@ class Generator {
   bool seeded() const { return seed_.has_value(); }
 
   // The next 64 uniformly random bits.
-  result_type operator()();
+  result_type operator()() {
+    if (next_ == kBufferWords) Refill();
+    return buffer_[next_++];
+  }
+
+  // `count` uniformly random bits (1 <= count <= 64) in the low bits of the
+  // result, the others zero. The bits come from a reservoir of one stream
+  // word at a time: when it holds fewer than `count`, its remaining bits are
+  // discarded (never used) and the next word refills it, so no bit is ever
+  // used twice. For exact samplers that need a few bits per decision
+  // (random/discrete_samplers.h); a full word from operator() leaves the
+  // reservoir as it is.
+  std::uint64_t Bits(int count) {
+    if (count > reservoir_bits_) {
+      reservoir_ = (*this)();
+      reservoir_bits_ = 64;
+    }
+    const std::uint64_t out =
+        count == 64 ? reservoir_ : reservoir_ & ((std::uint64_t{1} << count) - 1);
+    reservoir_ = count == 64 ? 0 : reservoir_ >> count;
+    reservoir_bits_ -= count;
+    return out;
+  }
   static constexpr result_type min() { return 0; }
   static constexpr result_type max() {
     return std::numeric_limits<result_type>::max();
@@ -74,7 +96,22 @@ class Generator {
   // Split() results, derived deterministically from this generator's key and
   // `stream_id` (e.g. a thread index). Does not advance this generator. The
   // new generator is never shared (ShareFromRank0).
+  //
+  // Because Split does not advance this generator, two Split(i) calls with
+  // no draw in between return the SAME stream: noise drawn from both would
+  // be identical, which breaks privacy. Code that splits streams for a
+  // release must split them from a Fork() made for that release.
   Generator Split(std::uint64_t stream_id) const;
+
+  // A new generator keyed by a hash of the next 256 bits of this
+  // generator's stream (it advances this generator by four words). Every
+  // Fork() therefore has a fresh key, independent of this generator's later
+  // output and of every other Fork(): split per-release streams from it
+  // (Fork().Split(i)). Keeps the seed. Of a shared generator
+  // (ShareFromRank0) the fork has the same key on every rank (the words are
+  // rank 0's), so every rank draws the same noise from it and its splits;
+  // the fork itself is not shared (its draws are no collective step).
+  Generator Fork();
 
   // From the next refill on, the words of this generator on every rank of
   // `collective` are rank 0's: rank 0 draws them from its own key and sends
@@ -110,6 +147,8 @@ class Generator {
   std::array<std::uint64_t, kBufferWords> buffer_{};
   std::size_t next_ = kBufferWords;  // Index of the next unread word.
   std::optional<std::uint64_t> seed_;
+  std::uint64_t reservoir_ = 0;  // Unused bits for Bits(), lowest first.
+  int reservoir_bits_ = 0;       // How many.
   const Collective* shared_ = nullptr;  // Rank 0's stream on every rank.
   std::vector<std::uint64_t> shared_words_;  // The latest shared block.
   std::size_t shared_next_ = 0;              // Its next unread word.

@@ -225,7 +225,7 @@ StatusOr<Eigen::MatrixXd> ReleaseFaSecondMoment(const RowSource& unit, double ep
   // Refuse, before the data is read, what the release would refuse after.
   DPEM_RETURN_IF_ERROR(CheckRelease(spec, unit.cols() * (unit.cols() + 1) / 2));
   DPEM_ASSIGN_OR_RETURN(Eigen::MatrixXd t, SecondMomentSum(unit, engine));
-  DPEM_RETURN_IF_ERROR(ReleaseSymmetric(t, spec, gen, ledger));
+  DPEM_RETURN_IF_ERROR(ReleaseSymmetric(t, spec, gen, ledger, engine.threads()));
   return t;
 }
 
