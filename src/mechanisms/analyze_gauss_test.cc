@@ -85,13 +85,18 @@ TEST(ReleaseSymmetricTest, DiscreteDefaultIsSymmetricOnTheGridAndCharged) {
 }
 
 TEST(ReleaseSymmetricTest, SymmetrisesAnInputWithinTolerance) {
-  Generator gen = Generator::FromSeed(12);
-  PrivacyLedger ledger;
-  Eigen::MatrixXd value = RandomSymmetric(gen, 3);
-  value(0, 2) += 1e-14 * value.cwiseAbs().maxCoeff();
-  ASSERT_FALSE(ExactlySymmetric(value));
-  ASSERT_TRUE(ReleaseSymmetric(value, GaussianSpec(1, 1), gen, ledger).ok());
-  EXPECT_TRUE(ExactlySymmetric(value));
+  // Continuous noise (3 x 3) and discrete noise (5 x 5, the in-place path).
+  const NoiseSpec discrete{MechanismKind::kGaussian, 0.02, 5.0, "d"};
+  for (const NoiseSpec& spec : {GaussianSpec(1, 1), discrete}) {
+    const Eigen::Index d = spec.sampling == NoiseSampling::kContinuous ? 3 : 5;
+    Generator gen = Generator::FromSeed(d == 3 ? 12 : 14);
+    PrivacyLedger ledger;
+    Eigen::MatrixXd value = RandomSymmetric(gen, d);
+    value(d == 3 ? 0 : 1, d == 3 ? 2 : 3) += 1e-14 * value.cwiseAbs().maxCoeff();
+    ASSERT_FALSE(ExactlySymmetric(value));
+    ASSERT_TRUE(ReleaseSymmetric(value, spec, gen, ledger).ok());
+    EXPECT_TRUE(ExactlySymmetric(value));
+  }
 }
 
 TEST(ReleaseSymmetricTest, InvalidInputsRecordNothingAndLeaveValue) {
@@ -127,17 +132,6 @@ TEST(ReleaseSymmetricTest, InvalidInputsRecordNothingAndLeaveValue) {
                     .all())
         << i;
   }
-}
-
-TEST(ReleaseSymmetricTest, DiscreteSymmetrisesAnInputWithinTolerance) {
-  Generator gen = Generator::FromSeed(14);
-  PrivacyLedger ledger;
-  Eigen::MatrixXd value = RandomSymmetric(gen, 5);
-  value(1, 3) += 1e-14 * value.cwiseAbs().maxCoeff();
-  ASSERT_FALSE(ExactlySymmetric(value));
-  ASSERT_TRUE(ReleaseSymmetric(value, {MechanismKind::kGaussian, 0.02, 5.0, "d"}, gen, ledger)
-                  .ok());
-  EXPECT_TRUE(ExactlySymmetric(value));
 }
 
 TEST(ReleaseSymmetricTest, RefusesZeroThreads) {
