@@ -145,6 +145,37 @@ TEST(ReleaseSymmetricTest, DiscreteSymmetrisesAnInputWithinTolerance) {
 // count: the noise goes on sym(A)'s upper triangle, not on A's. (The test
 // above cannot tell: mirroring makes any output exactly symmetric.) The
 // asymmetry, 0.4 here, is within 1e-12 of max |A| = 1e12 and many grid units.
+// The tiled validation on several threads: a NaN, an infinity or an
+// asymmetry in any strip (here the last of three, in the lower triangle) is
+// refused before anything is drawn or recorded, and the value is unchanged.
+TEST(ReleaseSymmetricTest, TiledValidationRefusesBadEntriesInAnyStripBeforeDrawing) {
+  const Eigen::Index d = 70;  // Strips of 32 columns: 0-31, 32-63, 64-69.
+  Eigen::MatrixXd base = Eigen::MatrixXd::Identity(d, d);
+  std::vector<Eigen::MatrixXd> bad(3, base);
+  bad[0](66, 40) = kNaN;
+  bad[1](68, 69) = std::numeric_limits<double>::infinity();
+  bad[2](67, 5) = 1e-6;
+  for (int threads : {1, 2, 3}) {
+    for (std::size_t i = 0; i < 2 * bad.size(); ++i) {
+      NoiseSpec spec = GaussianSpec(1, 1);
+      if (i >= bad.size()) spec.sampling = NoiseSampling::kDiscrete;
+      const Eigen::MatrixXd& input = bad[i % bad.size()];
+      Generator gen = Generator::FromSeed(18);
+      Generator reference = Generator::FromSeed(18);
+      PrivacyLedger ledger;
+      Eigen::MatrixXd value = input;
+      EXPECT_EQ(ReleaseSymmetric(value, spec, gen, ledger, threads).code(),
+                StatusCode::kInvalidArgument)
+          << i << " threads " << threads;
+      EXPECT_TRUE(ledger.empty());
+      EXPECT_EQ(gen(), reference()) << "drew randomness: " << i;
+      EXPECT_TRUE((value.array() == input.array() ||
+                   (value.array().isNaN() && input.array().isNaN()))
+                      .all());
+    }
+  }
+}
+
 TEST(ReleaseSymmetricTest, DiscreteReleasesTheSymmetrisationOfAnInexactInput) {
   Generator data = Generator::FromSeed(16);
   Eigen::MatrixXd symmetric = RandomSymmetric(data, 70);  // Three strips of 32 columns.
