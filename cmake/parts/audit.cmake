@@ -8,6 +8,16 @@ if(DPEM_BUILD_TESTS)
   target_link_libraries(dpem_testing PUBLIC dpem::dpem)
   dpem_add_tests(src/random discrete_samplers_test)
   dpem_add_tests(src/random discrete_samplers_statistical_test LABELS statistical)
+  # The real discrete_samplers.cc against a scripted Generator (not the
+  # library's), driven through every outcome of its draws: not linked with dpem.
+  add_executable(discrete_samplers_exhaustive_test src/random/discrete_samplers_exhaustive_test.cc)
+  target_include_directories(discrete_samplers_exhaustive_test BEFORE PRIVATE
+                             ${PROJECT_SOURCE_DIR}/src/random/testing/scripted_generator)
+  target_include_directories(discrete_samplers_exhaustive_test PRIVATE
+                             ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(discrete_samplers_exhaustive_test PRIVATE GTest::gtest
+                        GTest::gtest_main)
+  gtest_discover_tests(discrete_samplers_exhaustive_test PROPERTIES LABELS unit DISCOVERY_TIMEOUT 60)
   dpem_add_tests(tests/audit audit_harness_test)
   dpem_add_tests(src/mechanisms mechanisms_audit_test LABELS audit)
 endif()

@@ -134,6 +134,66 @@ TEST(ReleaseSymmetricTest, InvalidInputsRecordNothingAndLeaveValue) {
   }
 }
 
+// The tiled validation on several threads: a NaN, an infinity or an
+// asymmetry in any strip (here the last of three, in the lower triangle) is
+// refused before anything is drawn or recorded, and the value is unchanged.
+TEST(ReleaseSymmetricTest, TiledValidationRefusesBadEntriesInAnyStripBeforeDrawing) {
+  const Eigen::Index d = 70;  // Strips of 32 columns: 0-31, 32-63, 64-69.
+  Eigen::MatrixXd base = Eigen::MatrixXd::Identity(d, d);
+  std::vector<Eigen::MatrixXd> bad(3, base);
+  bad[0](66, 40) = kNaN;
+  bad[1](68, 69) = std::numeric_limits<double>::infinity();
+  bad[2](67, 5) = 1e-6;
+  for (int threads : {1, 2, 3}) {
+    for (std::size_t i = 0; i < 2 * bad.size(); ++i) {
+      NoiseSpec spec = GaussianSpec(1, 1);
+      if (i >= bad.size()) spec.sampling = NoiseSampling::kDiscrete;
+      const Eigen::MatrixXd& input = bad[i % bad.size()];
+      Generator gen = Generator::FromSeed(18);
+      Generator reference = Generator::FromSeed(18);
+      PrivacyLedger ledger;
+      Eigen::MatrixXd value = input;
+      EXPECT_EQ(ReleaseSymmetric(value, spec, gen, ledger, threads).code(),
+                StatusCode::kInvalidArgument)
+          << i << " threads " << threads;
+      EXPECT_TRUE(ledger.empty());
+      EXPECT_EQ(gen(), reference()) << "drew randomness: " << i;
+      EXPECT_TRUE((value.array() == input.array() ||
+                   (value.array().isNaN() && input.array().isNaN()))
+                      .all());
+    }
+  }
+}
+
+// The release of an input that is symmetric only within the tolerance is the
+// release of its symmetrisation (A + A^T) / 2, bit for bit, for any thread
+// count: the noise goes on sym(A)'s upper triangle, not on A's. (The test
+// SymmetrisesAnInputWithinTolerance cannot tell: mirroring makes any output
+// exactly symmetric.) The
+// asymmetry, 0.4 here, is within 1e-12 of max |A| = 1e12 and many grid units.
+TEST(ReleaseSymmetricTest, DiscreteReleasesTheSymmetrisationOfAnInexactInput) {
+  Generator data = Generator::FromSeed(16);
+  Eigen::MatrixXd symmetric = RandomSymmetric(data, 70);  // Three strips of 32 columns.
+  symmetric(0, 0) = 1e12;
+  Eigen::MatrixXd inexact = symmetric;
+  inexact(1, 3) += 0.2;
+  inexact(3, 1) -= 0.2;
+  inexact(40, 66) -= 0.2;
+  inexact(66, 40) += 0.2;
+  ASSERT_FALSE(ExactlySymmetric(inexact));
+  for (int threads : {1, 2}) {
+    Generator gen_a = Generator::FromSeed(17);
+    Generator gen_b = Generator::FromSeed(17);
+    PrivacyLedger ledger_a, ledger_b;
+    Eigen::MatrixXd released_inexact = inexact;
+    Eigen::MatrixXd released_symmetric = symmetric;
+    const NoiseSpec spec{MechanismKind::kGaussian, 0.02, 5.0, "d"};
+    ASSERT_TRUE(ReleaseSymmetric(released_inexact, spec, gen_a, ledger_a, threads).ok());
+    ASSERT_TRUE(ReleaseSymmetric(released_symmetric, spec, gen_b, ledger_b, threads).ok());
+    EXPECT_TRUE((released_inexact.array() == released_symmetric.array()).all()) << threads;
+  }
+}
+
 TEST(ReleaseSymmetricTest, RefusesZeroThreads) {
   Generator gen = Generator::FromSeed(15);
   PrivacyLedger ledger;

@@ -40,6 +40,24 @@ TEST(SampleUniformBelowTest, FrequenciesOfThreeValuesAreEqual) {
   EXPECT_NEAR(high, 500, 5.5 * std::sqrt(250.0));
 }
 
+// Lemire's rejection is visible only when n is a large fraction of 2^64:
+// for n = 3 2^62 the words x = 4m + r map to 3m + (0, 0, 1, 2), so without
+// the rejection of the words whose low product is below 2^64 mod n = 2^62,
+// u mod 3 would be 0 with probability 1/2. With it, each residue has 1/3.
+// (The test above, at n = 3, cannot see a wrong threshold: its bias is 2^-63.)
+TEST(SampleUniformBelowTest, ResiduesOfThreeQuartersOf2To64AreEqual) {
+  Generator gen = Generator::FromSeed(22);
+  constexpr int kDraws = 90000;
+  const std::uint64_t n = (std::uint64_t{1} << 62) * 3;
+  int seen[3] = {0, 0, 0};
+  for (int i = 0; i < kDraws; ++i) {
+    const std::uint64_t u = SampleUniformBelow(gen, n);
+    ASSERT_LT(u, n);
+    ++seen[u % 3];
+  }
+  for (int c : seen) EXPECT_NEAR(c, kDraws / 3.0, 5.5 * std::sqrt(kDraws * (1.0 / 3) * (2.0 / 3)));
+}
+
 TEST(SampleBernoulliExpNegTest, RejectsAZeroDenominator) {
   Generator gen = Generator::FromSeed(3);
   EXPECT_EQ(SampleBernoulliExpNeg(gen, 1, 0).status().code(), StatusCode::kInvalidArgument);

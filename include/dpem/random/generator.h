@@ -10,8 +10,10 @@
 // Every sampler in dpem takes a Generator& explicitly; there is no global
 // generator. Generator satisfies std::uniform_random_bit_generator.
 //
-// Thread safety: a Generator is not thread-safe; give each thread its own
-// (Split() derives independent streams deterministically).
+// Thread safety: a Generator is not thread-safe; give each thread its own:
+// Fork() once (it advances this generator), then Split(i) of the fork for
+// thread or chunk i. Split() alone does not advance the generator, so two
+// Split(i) with no draw in between give the same stream.
 #ifndef DPEM_RANDOM_GENERATOR_H_
 #define DPEM_RANDOM_GENERATOR_H_
 
