@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace dpem {
@@ -73,12 +74,51 @@ Generator::Generator(const std::array<unsigned char, 32>& key,
                      std::optional<std::uint64_t> seed)
     : key_(key), seed_(seed) {}
 
+Generator::Generator(Generator&& other) noexcept { *this = std::move(other); }
+
+Generator& Generator::operator=(Generator&& other) noexcept {
+  if (this == &other) return *this;
+  key_ = other.key_;
+  block_counter_ = other.block_counter_;
+  buffer_ = other.buffer_;
+  next_ = other.next_;
+  seed_ = other.seed_;
+  reservoir_ = other.reservoir_;
+  reservoir_bits_ = other.reservoir_bits_;
+  shared_ = other.shared_;
+  shared_words_ = std::move(other.shared_words_);
+  shared_next_ = other.shared_next_;
+  spent_ = other.spent_;
+  other.MarkSpent();
+  return *this;
+}
+
+void Generator::MarkSpent() {
+  sodium_memzero(key_.data(), key_.size());
+  sodium_memzero(buffer_.data(), sizeof(buffer_));
+  next_ = kBufferWords;  // The next draw refills, and Refill() dies.
+  reservoir_ = 0;
+  reservoir_bits_ = 0;
+  shared_ = nullptr;
+  shared_words_.clear();
+  shared_next_ = 0;
+  spent_ = true;
+}
+
+void Generator::DieIfSpent() const {
+  if (!spent_) return;
+  std::fputs("dpem: a moved-from Generator was used (it would replay another's stream)\n",
+             stderr);
+  std::abort();
+}
+
 double Generator::UniformOpen01() {
   constexpr double kTwoToMinus53 = 1.0 / 9007199254740992.0;  // 2^-53
   return (static_cast<double>((*this)() >> 11) + 0.5) * kTwoToMinus53;
 }
 
 Generator Generator::Split(std::uint64_t stream_id) const {
+  DieIfSpent();
   std::vector<unsigned char> message(kSplitDomain.begin(), kSplitDomain.end());
   message.insert(message.end(), key_.begin(), key_.end());
   AppendLittleEndian(stream_id, message);
@@ -96,6 +136,7 @@ void Generator::ShareFromRank0(const Collective* collective) {
 }
 
 void Generator::Refill() {
+  DieIfSpent();
   if (shared_ != nullptr) {
     RefillFromSharedBlock();
     return;

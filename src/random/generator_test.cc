@@ -13,6 +13,10 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
+#include <memory>
+
 namespace dpem {
 namespace {
 
@@ -173,6 +177,36 @@ TEST(GeneratorTest, IsNotCopyable) {
   static_assert(!std::is_copy_constructible_v<Generator>);
   static_assert(!std::is_copy_assignable_v<Generator>);
   static_assert(std::is_move_constructible_v<Generator>);
+}
+
+// A move carries the stream on exactly (the moved-to generator continues
+// where the source was, buffered words and Bits' reservoir included) and
+// leaves the source spent: any draw, fork or split of it ends the process
+// rather than replaying the moved-to stream (review finding, 2026-11-24).
+TEST(GeneratorTest, AMoveCarriesTheStreamOnAndSpendsTheSource) {
+  Generator reference = Generator::FromSeed(31);
+  Generator source = Generator::FromSeed(31);
+  EXPECT_EQ(source(), reference());
+  EXPECT_EQ(source.Bits(5), reference.Bits(5));
+  Generator moved(std::move(source));
+  Generator assigned = Generator::FromSeed(99);
+  assigned = std::move(moved);
+  for (int i = 0; i < 200; ++i) ASSERT_EQ(assigned.Bits(7), reference.Bits(7)) << i;
+  for (int i = 0; i < 200; ++i) ASSERT_EQ(assigned(), reference()) << i;
+  EXPECT_EQ(assigned.seed(), std::optional<std::uint64_t>(31));
+}
+
+TEST(GeneratorDeathTest, AMovedFromGeneratorIsNeverDrawnFrom) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const auto moved_from = [] {
+    auto source = std::make_unique<Generator>(Generator::FromSeed(32));
+    Generator taken(std::move(*source));
+    return source;
+  };
+  EXPECT_DEATH((*moved_from())(), "moved-from Generator");
+  EXPECT_DEATH(moved_from()->Bits(3), "moved-from Generator");
+  EXPECT_DEATH(moved_from()->Fork(), "moved-from Generator");
+  EXPECT_DEATH(moved_from()->Split(1), "moved-from Generator");
 }
 
 // An independent path to the same definition: BLAKE2b-256 of the domain

@@ -50,11 +50,14 @@ class Generator {
   static Generator FromSeed(std::uint64_t seed);
 
   // Not copyable: a copy would replay the same keystream, so two releases
-  // would carry identical noise. Move it, or Split() it for another stream.
+  // would carry identical noise. Move it, or Fork() it for another stream.
+  // A move leaves the source spent (its key wiped): drawing from, forking or
+  // splitting a moved-from generator ends the process (std::abort, after one
+  // line on stderr) instead of replaying the moved-to generator's stream.
   Generator(const Generator&) = delete;
   Generator& operator=(const Generator&) = delete;
-  Generator(Generator&&) = default;
-  Generator& operator=(Generator&&) = default;
+  Generator(Generator&& other) noexcept;
+  Generator& operator=(Generator&& other) noexcept;
 
   // The seed this generator was made from, or nullopt for an OS-keyed one.
   // Model files and CLI outputs record it.
@@ -134,6 +137,10 @@ class Generator {
   Generator(const std::array<unsigned char, 32>& key,
             std::optional<std::uint64_t> seed);
   void Refill();
+  // Wipes the key and buffered words and marks this generator spent (the
+  // source of a move); DieIfSpent() ends the process if it is.
+  void MarkSpent();
+  void DieIfSpent() const;
   void FillFromKeystream(std::uint64_t* out, std::size_t words);
   void RefillFromSharedBlock();
 
@@ -154,6 +161,7 @@ class Generator {
   const Collective* shared_ = nullptr;  // Rank 0's stream on every rank.
   std::vector<std::uint64_t> shared_words_;  // The latest shared block.
   std::size_t shared_next_ = 0;              // Its next unread word.
+  bool spent_ = false;                       // Moved from (see the move).
 };
 
 }  // namespace dpem
