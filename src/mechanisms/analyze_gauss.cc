@@ -9,6 +9,7 @@
 
 #include "dpem/random/samplers.h"
 #include "internal/discrete_noise.h"
+#include "internal/parallel_for.h"
 #include "internal/linear_algebra.h"
 
 namespace dpem {
@@ -38,10 +39,8 @@ void ForEachUpperEntryOfStrip(Eigen::Index d, Eigen::Index jb, Fn fn) {
 // them concurrently.
 template <typename Fn>
 void ForEachStrip(Eigen::Index d, int threads, Fn strip_fn) {
-  const Eigen::Index strips = (d + kTile - 1) / kTile;
-  const int team = static_cast<int>(std::clamp<Eigen::Index>(strips, 1, std::max(threads, 1)));
-#pragma omp parallel for num_threads(team) schedule(dynamic, 1)
-  for (Eigen::Index s = 0; s < strips; ++s) strip_fn(s, s * kTile);
+  internal::ParallelFor((d + kTile - 1) / kTile, threads,
+                        [&](Eigen::Index s) { strip_fn(s, s * kTile); });
 }
 
 // What ValidateSymmetricMatrix checks of a square matrix, in one pass.

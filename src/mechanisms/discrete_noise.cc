@@ -9,6 +9,7 @@
 
 #include "dpem/mechanisms/additive_noise.h"
 #include "dpem/random/discrete_samplers.h"
+#include "internal/parallel_for.h"
 
 namespace dpem::internal {
 namespace {
@@ -83,15 +84,13 @@ void ForEachNoiseChunk(Eigen::Index coordinates, int threads, Generator& gen,
   // the same streams (Split does not advance gen).
   const Generator release = gen.Fork();
   const Eigen::Index chunks = (coordinates + kNoiseChunkCoordinates - 1) / kNoiseChunkCoordinates;
-  const int team = static_cast<int>(std::clamp<Eigen::Index>(chunks, 1, std::max(threads, 1)));
   // Chunk c's noise is a function of (release, c) alone, so the schedule
   // does not matter; dynamic scheduling evens out the chunks' random costs.
-#pragma omp parallel for num_threads(team) schedule(dynamic, 1)
-  for (Eigen::Index c = 0; c < chunks; ++c) {
+  ParallelFor(chunks, threads, [&](Eigen::Index c) {
     Generator stream = release.Split(static_cast<std::uint64_t>(c));
     const Eigen::Index begin = c * kNoiseChunkCoordinates;
     fn(stream, begin, std::min(begin + kNoiseChunkCoordinates, coordinates));
-  }
+  });
 }
 
 void AddDiscreteNoise(Eigen::Ref<Eigen::VectorXd> x, MechanismKind mechanism,
