@@ -139,7 +139,7 @@ Status CheckScale(const char* function, std::uint64_t scale) {
 }  // namespace
 
 std::uint64_t SampleUniformBelow(Generator& gen, std::uint64_t n) {
-  return n <= 1 ? 0 : UniformBelow64(gen, n);
+  return UniformBelow64(gen, n);  // 0 for n <= 1.
 }
 
 StatusOr<bool> SampleBernoulliExpNeg(Generator& gen, std::uint64_t numerator,
