@@ -60,13 +60,12 @@ def frame_flags(frames, d):
     return flags if radius is None else flags + ["--frame-radius", str(radius(d))]
 
 
-def private_fit(args, train, test, k, j, init, frames, radius, workdir, tag):
+def private_fit(args, train, test, k, j, init, flags, radius, workdir, tag):
+    """One private fit with dpem's extra `flags`; its held-out mean log-likelihood."""
     model = os.path.join(workdir, f"model-{tag}.json")
-    d = np.load(train, mmap_mode="r").shape[1]
     cmd = [args.dpem, "fit", "gmm", "--input", train, "--output", model, "--components",
            str(k), "--iterations", str(j), "--epsilon", str(args.epsilon), "--delta", "1e-5",
-           "--data-norm", str(radius), "--quiet", "--threads", "1", "--init", init
-           ] + frame_flags(frames, d)
+           "--data-norm", str(radius), "--quiet", "--threads", "1", "--init", init] + flags
     subprocess.run(cmd, check=True, capture_output=True)
     out = subprocess.run([args.dpem, "score", "--model", model, "--input", test, "--json"],
                          check=True, capture_output=True, text=True).stdout
@@ -87,8 +86,9 @@ def run_scenario(args, k, d, rng, workdir, pool):
     jobs = {}
     for init, j, frames in columns(args):
         jobs[(init, j, frames)] = [
-            pool.submit(private_fit, args, train, test, k, j, init, frames, radius, workdir,
-                        f"{k}-{d}-{init}-{j}-{frames}-{f}") for f in range(args.fits)]
+            pool.submit(private_fit, args, train, test, k, j, init, frame_flags(frames, d),
+                        radius, workdir, f"{k}-{d}-{init}-{j}-{frames}-{f}")
+            for f in range(args.fits)]
     runs = {key: np.array([f.result() for f in futures]) for key, futures in jobs.items()}
     return ref, radius, runs
 
