@@ -125,7 +125,7 @@ def _domain_fit_args(data_norm, data_center, bounds_epsilon):
 # The constructor parameters that dpem's estimators share, with their
 # defaults (REQUIRED: no default), written once as the CLI's fit flags are
 # (tools/fit_flags.h): the privacy target, the public domain, the start, the
-# seed, the budget and the threads. docs/python.md, "Conventions".
+# seed, the budget and the threads. docs/python.md, "The privacy conventions".
 REQUIRED = inspect.Parameter.empty
 SHARED_PARAMETERS = {
     "epsilon": REQUIRED,
