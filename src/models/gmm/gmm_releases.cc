@@ -90,6 +90,15 @@ Status PrivatizeGmmStatistics(GmmStatistics& s, const GmmReleasePlan& plan, bool
   return OkStatus();
 }
 
+Status ReleaseIterationStatistics(GmmStatistics& s, const GmmReleasePlan& plan,
+                                  const std::vector<ComponentFrame>& frames, bool correct,
+                                  bool unsafe, int it, double n, Generator& gen,
+                                  PrivacyLedger& ledger) {
+  DPEM_RETURN_IF_ERROR(PrivatizeGmmStatistics(s, plan, unsafe, it, n, gen, ledger));
+  if (correct && !frames.empty()) CorrectFrameClipping(s, frames);
+  return OkStatus();
+}
+
 Status ApplyUnsafeGmmMechanisms(GmmParameters& p, const GmmStatistics& noisy, double eps_i,
                                 int it, Generator& gen, PrivacyLedger& ledger) {
   for (Eigen::Index c = 0; c < p.components(); ++c) {

@@ -8,10 +8,13 @@
 #ifndef DPEM_MODELS_GMM_GMM_RELEASES_H_
 #define DPEM_MODELS_GMM_GMM_RELEASES_H_
 
+#include <vector>
+
 #include "dpem/accounting/ledger.h"
 #include "dpem/models/gmm/gmm.h"
 #include "dpem/random/generator.h"
 #include "dpem/status.h"
+#include "models/gmm/gmm_frames.h"
 #include "models/gmm/gmm_release_plan.h"
 
 namespace dpem::internal {
@@ -25,6 +28,21 @@ namespace dpem::internal {
 // shapes of `s` to match the plan's (K components, d dimensions, its type).
 Status PrivatizeGmmStatistics(GmmStatistics& s, const GmmReleasePlan& plan, bool unsafe, int it,
                               double n, Generator& gen, PrivacyLedger& ledger);
+
+// The releases of iteration `it` of a fit whose E-step ran in `frames` (none:
+// the plain pass), then, if `correct` and there are frames, the clip
+// correction (CorrectFrameClipping) of the RELEASED statistics. This is the
+// one place the two are put in order, and the order is the guarantee: the
+// correction multiplies a component's sums and second moments by up to
+// kMaxClipCorrection, so applied before the noise it would scale each
+// record's contribution past its frame's ball and the release's sensitivity
+// (docs/privacy.md, Theorem 1) would no longer bound it. After the release it
+// is post-processing. gmm_frame_clip_statistical_test.cc fails if the order is
+// swapped (the noise would then not be scaled with the statistics).
+Status ReleaseIterationStatistics(GmmStatistics& s, const GmmReleasePlan& plan,
+                                  const std::vector<ComponentFrame>& frames, bool correct,
+                                  bool unsafe, int it, double n, Generator& gen,
+                                  PrivacyLedger& ledger);
 
 // park2016 Sec. 4: Gamma noise on spherical variances, Wishart noise on full
 // covariances, each at the per-release budget epsilon_i, with the sensitivity

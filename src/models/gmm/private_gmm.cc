@@ -94,12 +94,12 @@ Status Iterate(const RowSource& unit, const Engine& engine, const GmmFitOptions&
   DPEM_ASSIGN_OR_RETURN(GmmStatistics s, EStep(unit, engine, state.params, frames));
   GmmIterationReport report{it, o.iterations, std::numeric_limits<double>::quiet_NaN()};
   if (plan != nullptr) {
-    DPEM_RETURN_IF_ERROR(internal::PrivatizeGmmStatistics(s, *plan, o.unsafe_paper_mechanisms,
-                                                          it, n, gen, state.ledger));
+    DPEM_RETURN_IF_ERROR(internal::ReleaseIterationStatistics(
+        s, *plan, frames, o.frame_clip_correction, o.unsafe_paper_mechanisms, it, n, gen,
+        state.ledger));
   } else {
     report.mean_log_likelihood = s.log_likelihood / n;
   }
-  if (!frames.empty() && o.frame_clip_correction) internal::CorrectFrameClipping(s, frames);
   const GmmStatistics global = frames.empty() ? s : internal::FramedToGlobal(s, frames);
   DPEM_ASSIGN_OR_RETURN(state.params, MStep(global, state.params, n, m));
   if (plan != nullptr && o.unsafe_paper_mechanisms) {
