@@ -83,6 +83,8 @@ def default_split(d, k):
 def frame_radius(n_k, second_noise, d):
     """AdaptiveFrameRadii for one component of n_k records."""
     lo, hi = np.sqrt(d) + 2 / d, np.sqrt(d) + 2
+    if not second_noise > 0:
+        return hi
     return np.sqrt(np.clip(np.sqrt(max(n_k, 1.0)) / second_noise, lo * lo, hi * hi))
 
 

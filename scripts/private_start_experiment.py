@@ -3,7 +3,7 @@
 
 Usage: /usr/bin/python3 scripts/private_start_experiment.py [--dpem PATH]
        [--fits F] [--iterations J ...] [--epsilon E] [--inits private random]
-       [--frames default wide sqrtd sqrtd-raw] [--scenarios 3x2 8x5 ...] [--seed S] [--workers W]
+       [--frames default full-first wide sqrtd sqrtd-raw] [--scenarios 3x2 8x5 ...] [--seed S] [--workers W]
 
 Draws well-separated Gaussian mixtures as scripts/gmm_init_experiment.py does
 (K = 3 to 10 components with unequal weights in d = 2 to 10 dimensions, full
@@ -13,10 +13,13 @@ origin with radius R = max_k ||mu_k|| + 3 sqrt(d) max_k sqrt(lambda_max(Sigma_k)
 (a bound from the generating process, not from the sample). On each mixture,
 F private fits (epsilon, delta = 1e-5, full covariances, joint release; NO
 seed: each fit draws its noise from the OS) per start, per J and per frame
-rule (--frames: `default`, dpem's adaptive radius with the clip correction;
-`wide`, the fixed radius sqrt(d) + 2 without it, the default before
-2026-11-24's change; `sqrtd` and `sqrtd-raw`, the fixed radius sqrt(d) with
-and without the correction). Reference:
+rule (--frames: `default`, dpem's adaptive radius with the clip correction
+and the spherical first iteration; `full-first`, the same with the first
+iteration releasing full covariances, the default before the spherical first
+iteration; `wide`, the fixed radius sqrt(d) + 2 without the correction, the
+default before 2026-11-24's frame change; `sqrtd` and `sqrtd-raw`, the fixed
+radius sqrt(d) with and without the correction; all but `default` release full
+covariances in the first iteration). Reference:
 scikit-learn's best of 10 k-means++ starts (n_init=10, max_iter=500). Prints,
 per mixture, the fraction of fits whose held-out mean log-likelihood is
 within 0.05 nats per record of the reference's, and the median gap, as a
@@ -45,18 +48,22 @@ def public_radius(mixture):
     return float(np.linalg.norm(means, axis=1).max() + 3.0 * np.sqrt(d) * spread)
 
 
-FRAME_RULES = {  # --frames: (fixed radius as a function of d or None, clip correction)
-    "default": (None, "on"),
-    "wide": (lambda d: np.sqrt(d) + 2.0, "off"),
-    "sqrtd": (np.sqrt, "on"),
-    "sqrtd-raw": (np.sqrt, "off"),
+FRAME_RULES = {  # --frames: (fixed radius as a function of d or None, clip correction,
+    #                spherical first iteration)
+    "default": (None, "on", "on"),
+    "full-first": (None, "on", "off"),
+    "wide": (lambda d: np.sqrt(d) + 2.0, "off", "off"),
+    "sqrtd": (np.sqrt, "on", "off"),
+    "sqrtd-raw": (np.sqrt, "off", "off"),
 }
+
+FRAME_LABELS = {"default": "", "full-first": ", full first iteration"}  # Column titles.
 
 
 def frame_flags(frames, d):
     """dpem's flags for a frame rule of --frames, in d dimensions."""
-    radius, correction = FRAME_RULES[frames]
-    flags = ["--frame-clip-correction", correction]
+    radius, correction, spherical = FRAME_RULES[frames]
+    flags = ["--frame-clip-correction", correction, "--spherical-first-iteration", spherical]
     return flags if radius is None else flags + ["--frame-radius", str(radius(d))]
 
 
@@ -115,7 +122,7 @@ def main():
     print(f"Private fits at epsilon = {args.epsilon}, delta = 1e-5, {args.fits} unseeded fits "
           f"each: fits within {TOLERANCE} nats/record of scikit-learn's best of 10 starts "
           f"(held-out), and the median gap in nats/record.\n")
-    header = [f"{init}, J = {j}" + ("" if frames == "default" else f", {frames} frames")
+    header = [f"{init}, J = {j}" + FRAME_LABELS.get(frames, f", {frames} frames")
               for init, j, frames in columns(args)]
     print("| K | d | R | reference | " + " | ".join(header) + " |")
     print("|---|---|---|---|" + "---|" * len(header))

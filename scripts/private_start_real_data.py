@@ -2,7 +2,7 @@
 """Issue 18: the private start on Gowalla and park2016's synthetic data.
 
 Usage: /usr/bin/python3 scripts/private_start_real_data.py [--repeats R] [--js J ...]
-       [--sets synthetic gowalla] [--epsilons E ...] [--wide-frames]
+       [--sets synthetic gowalla] [--epsilons E ...] [--wide-frames] [--full-first]
 
 The data and settings of scripts/gmm_mechanisms_experiment.py: (a) three
 isotropic 2-D Gaussians (park2016 Sec. 6), 10,000 training and 2,000 test
@@ -17,7 +17,10 @@ it fits, without a seed (noise from the OS):
   - with --wide-frames, also the private start at each J of --js with the
     component frames before 2026-11-24 (--frame-radius sqrt(d) + 2, no clip
     correction), and the median over repeats of the paired difference
-    (default minus wide frames, same split).
+    (default minus wide frames, same split);
+  - with --full-first, the same for the private start with the first
+    iteration releasing full covariances (--spherical-first-iteration off,
+    the default before the spherical first iteration).
 Fits run without a seed (noise from the OS) and with one thread each, two
 at a time.
 Prints the test log-likelihood per point, median [25%, 75%] over R repeats,
@@ -36,7 +39,11 @@ import numpy as np
 from gmm_mechanisms_experiment import DELTA, DPEM, EPSILONS, SETTINGS, data_for
 
 
-WIDE_FRAMES = ["--frame-radius", str(2.0 ** 0.5 + 2.0), "--frame-clip-correction", "off"]  # d = 2
+# The variants that --wide-frames and --full-first add, each beside the default.
+VARIANTS = {
+    "wide frames": ["--frame-radius", str(2.0 ** 0.5 + 2.0), "--frame-clip-correction", "off"],
+    "full first": ["--spherical-first-iteration", "off"],
+}
 
 
 def fit_and_score(name, train, test, eps, init, j, flags, workdir, tag):
@@ -52,12 +59,18 @@ def fit_and_score(name, train, test, eps, init, j, flags, workdir, tag):
     return json.loads(out)["mean_log_likelihood"]
 
 
-def columns(name, js, wide_frames):
+def variants(args):
+    """The names of the VARIANTS that the flags ask for."""
+    return [v for v, on in (("wide frames", args.wide_frames),
+                            ("full first", args.full_first)) if on]
+
+
+def columns(name, js, names):
     j = SETTINGS[name]["j"]
     cols = [(f"random start, J = {j}", "random", j, []), (f"private start, J = {j}", "private", j, [])]
     cols += [(f"private start, J = {x}", "private", x, []) for x in js if x != j]
-    if wide_frames:
-        cols += [(f"private start, J = {x}, wide frames", "private", x, WIDE_FRAMES) for x in js]
+    for v in names:
+        cols += [(f"private start, J = {x}, {v}", "private", x, VARIANTS[v]) for x in js]
     return cols
 
 
@@ -69,11 +82,12 @@ def main():
     parser.add_argument("--sets", nargs="+", default=list(SETTINGS))
     parser.add_argument("--epsilons", type=float, nargs="+", default=EPSILONS)
     parser.add_argument("--wide-frames", action="store_true")
+    parser.add_argument("--full-first", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as workdir, \
             concurrent.futures.ThreadPoolExecutor(args.workers) as pool:
         for name in args.sets:
-            cols = columns(name, args.js, args.wide_frames)
+            cols = columns(name, args.js, variants(args))
             jobs = {}
             for rep in range(args.repeats):
                 train, test = data_for(name, rep, workdir)
@@ -87,11 +101,11 @@ def main():
 
 
 def print_table(name, args, labels, res):
-    pairs = [(f"private start, J = {x}", f"private start, J = {x}, wide frames")
-             for x in args.js] if args.wide_frames else []
+    pairs = [(f"private start, J = {x}", f"private start, J = {x}, {v}")
+             for v in variants(args) for x in args.js]
     print(f"\n({name}) test log-likelihood per point, median [25%, 75%] over "
           f"{args.repeats} repeats:\n")
-    extra = [f"J = {x}: default - wide (paired median)" for x in args.js] if pairs else []
+    extra = [f"J = {x}: default - {v} (paired median)" for v in variants(args) for x in args.js]
     print("| epsilon | " + " | ".join(labels + extra) + " | private >= random (median, J) |")
     print("|---:|" + "---|" * (len(labels) + len(extra) + 1))
     for eps in args.epsilons:

@@ -26,6 +26,7 @@ struct FitGmmFlags {
   std::string component_frames = "on";
   double frame_radius = 0.0;
   std::string frame_clip_correction = "on";
+  std::string spherical_first_iteration = "on";
   double covariance_floor = 1e-6;
 };
 
@@ -70,6 +71,8 @@ Status ReleaseFlagsInto(FitGmmFlags& f, GmmFitOptions& o) {
   o.frame_radius = f.frame_radius;
   DPEM_ASSIGN_OR_RETURN(o.frame_clip_correction,
                         OnOff("--frame-clip-correction", f.frame_clip_correction));
+  DPEM_ASSIGN_OR_RETURN(o.spherical_first_iteration,
+                        OnOff("--spherical-first-iteration", f.spherical_first_iteration));
   DPEM_ASSIGN_OR_RETURN(o.accountant, AccountantFromFlags(f.fit, kDefaultAccountant));
   DPEM_RETURN_IF_ERROR(DomainFromFlags(f.fit, o.IsPrivate(), o.epsilon, o.domain));
   DPEM_ASSIGN_OR_RETURN(o.delta, DeltaFromFlags(f.fit, o.IsPrivate()));
@@ -113,6 +116,11 @@ void AddReleaseOptions(CLI::App* app, FitGmmFlags& f) {
   app->add_option("--frame-clip-correction", f.frame_clip_correction,
                   "on (default) or off. Undo the shrinkage that the frames' clipping causes in "
                   "a Gaussian component's mean and covariance (post-processing)");
+  app->add_option("--spherical-first-iteration", f.spherical_first_iteration,
+                  "on (default) or off. With full or diagonal covariances, the joint "
+                  "mechanism and frames, J >= 2 and the private or random start, the first "
+                  "iteration releases one scale per component instead of its covariance (same "
+                  "cost), to size the next frames (docs/gmm.md)");
   app->add_flag("--unsafe-paper-mechanisms", f.unsafe_paper_mechanisms,
                 "Use park2016's Gamma (spherical) or Wishart (full) covariance noise, for "
                 "reproducing the paper only. They are NOT differentially private: their noise "

@@ -48,6 +48,7 @@ void AddPrivacyFields(const GmmGuarantee& g, json& privacy) {
   if (g.frame_radius > 0.0) {
     privacy["component_frame_rule"] = g.adaptive_frames ? "adaptive" : "fixed";
     privacy["frame_clip_correction"] = g.frame_clip_correction;
+    privacy["spherical_first_iteration"] = g.spherical_first_iteration;
   }
   privacy["noise_multipliers"] = g.noise_multipliers;
 }
@@ -102,6 +103,11 @@ Status FrameRuleFrom(const json& privacy, GmmGuarantee& g) {
   if (privacy.contains("frame_clip_correction")) {
     DPEM_ASSIGN_OR_RETURN(g.frame_clip_correction,
                           internal::BoolField(privacy, "frame_clip_correction"));
+  }
+  g.spherical_first_iteration = false;  // Absent from older files: not used.
+  if (privacy.contains("spherical_first_iteration")) {
+    DPEM_ASSIGN_OR_RETURN(g.spherical_first_iteration,
+                          internal::BoolField(privacy, "spherical_first_iteration"));
   }
   return OkStatus();
 }

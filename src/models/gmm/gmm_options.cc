@@ -33,6 +33,17 @@ double SumsL1Sensitivity(Eigen::Index dimension) {
   return 2.0 * std::sqrt(static_cast<double>(dimension));
 }
 
+bool GmmFitOptions::SphericalFirstIteration(Eigen::Index dimension) const {
+  // Both starts give isotropic covariances (models/gmm/gmm_init.h), which the
+  // spherical iteration reads without loss.
+  const GmmInit start = ResolvedInit();
+  return spherical_first_iteration && dimension >= kSphericalFirstIterationMinDimension &&
+         IsPrivate() && mechanisms == GmmMechanisms::kJoint &&
+         component_frames && !unsafe_paper_mechanisms &&
+         covariance != CovarianceType::kSpherical && ResolvedIterations() >= 2 &&
+         (start == GmmInit::kPrivate || start == GmmInit::kRandom);
+}
+
 namespace {
 
 // The model's and the numerics' options: public options only.

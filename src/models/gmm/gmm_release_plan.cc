@@ -85,8 +85,21 @@ StatusOr<GmmReleasePlan> MakeGmmReleasePlan(const GmmFitOptions& o,
   return plan;
 }
 
+GmmReleasePlan SphericalIterationPlan(const GmmReleasePlan& plan, Eigen::Index components,
+                                      Eigen::Index d) {
+  GmmReleasePlan spherical = plan;
+  spherical.split = DefaultJointNoiseSplit(CovarianceType::kSpherical, d, components);
+  return spherical;
+}
+
 Status CheckGmmReleases(const GmmFitOptions& o, const GmmReleasePlan& plan, Eigen::Index d) {
   if (plan.start) DPEM_RETURN_IF_ERROR(CheckPrivateStart(*plan.start, d));
+  if (plan.joint && o.SphericalFirstIteration(d)) {
+    const GmmReleasePlan first = SphericalIterationPlan(plan, o.components, d);
+    DPEM_RETURN_IF_ERROR(CheckJointRelease(CovarianceType::kSpherical, first.split,
+                                           first.joint_multiplier, o.components, d,
+                                           first.joint_sampling));
+  }
   if (plan.joint) {
     return CheckJointRelease(o.covariance, plan.split, plan.joint_multiplier, o.components, d,
                              plan.joint_sampling);

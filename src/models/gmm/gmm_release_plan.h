@@ -55,13 +55,21 @@ StatusOr<GmmReleasePlan> MakeGmmReleasePlan(const GmmFitOptions& o,
                                             const CalibrationResult& cal, Eigen::Index n,
                                             Eigen::Index d);
 
+// The plan of the spherical first iteration (GmmFitOptions::
+// SphericalFirstIteration) of a fit whose iterations follow `plan` (joint):
+// the same multiplier, so the same privacy cost, with the block split of
+// spherical statistics for K components in d dimensions.
+GmmReleasePlan SphericalIterationPlan(const GmmReleasePlan& plan, Eigen::Index components,
+                                      Eigen::Index d);
+
 // Checks one iteration's releases on public values alone, drawing nothing,
 // before the data is read: a release that cannot be made (a discrete grid
 // too fine for its coordinates) then fails there, not after a pass over the
 // data (review finding). The coordinates are those PrivatizeGmmStatistics
 // (models/gmm/gmm_releases.h) releases: all statistics jointly, or the
 // counts, each component's sums and (unless park2016's mechanisms replace
-// them) each second moment; and the start's release, if `plan` has one.
+// them) each second moment; the spherical first iteration's, if `o` has one;
+// and the start's release, if `plan` has one.
 Status CheckGmmReleases(const GmmFitOptions& o, const GmmReleasePlan& plan, Eigen::Index d);
 
 }  // namespace dpem::internal

@@ -92,7 +92,8 @@ Status Iterate(const RowSource& unit, const Engine& engine, const GmmFitOptions&
   DPEM_ASSIGN_OR_RETURN(const std::vector<internal::ComponentFrame> frames,
                         FramesFor(o, state.params, plan, n));
   DPEM_ASSIGN_OR_RETURN(GmmStatistics s, EStep(unit, engine, state.params, frames));
-  GmmIterationReport report{it, o.iterations, std::numeric_limits<double>::quiet_NaN()};
+  GmmIterationReport report{it, o.iterations, std::numeric_limits<double>::quiet_NaN(),
+                            o.covariance};
   if (plan != nullptr) {
     DPEM_RETURN_IF_ERROR(internal::ReleaseIterationStatistics(
         s, *plan, frames, o.frame_clip_correction, o.unsafe_paper_mechanisms, it, n, gen,
@@ -112,6 +113,30 @@ Status Iterate(const RowSource& unit, const Engine& engine, const GmmFitOptions&
   return OkStatus();
 }
 
+// The spherical first iteration (GmmFitOptions::SphericalFirstIteration):
+// iteration 1 of a private fit with `o`'s covariance type run as a spherical
+// fit, from the start's isotropic covariances (each replaced by its mean
+// variance times I, exact for them), with the spherical split of `plan`'s
+// multiplier; its spherical covariances sigma^2 I are then read as `o`'s
+// type, which they also are.
+Status RunSphericalFirstIteration(const RowSource& unit, const Engine& engine,
+                               const GmmFitOptions& o, const internal::GmmReleasePlan& plan,
+                               double eps_i, Generator& gen, EmState& state) {
+  GmmFitOptions spherical = o;
+  spherical.covariance = CovarianceType::kSpherical;
+  const internal::GmmReleasePlan first =
+      internal::SphericalIterationPlan(plan, o.components, unit.cols());
+  const Eigen::Index d = unit.cols();
+  state.params.type = CovarianceType::kSpherical;
+  for (Eigen::MatrixXd& c : state.params.covariances) {
+    c = Eigen::MatrixXd::Identity(d, d) * (c.trace() / static_cast<double>(d));
+  }
+  DPEM_RETURN_IF_ERROR(Iterate(unit, engine, spherical, MStepOptionsFor(spherical, d, &first),
+                               &first, eps_i, 1, gen, state));
+  state.params.type = o.covariance;
+  return OkStatus();
+}
+
 // The start and the J iterations of EM on the unit-ball records `unit`,
 // releasing by `run`'s plan if set (a private fit), not at all otherwise.
 StatusOr<EmState> RunEm(const RowSource& unit, const Engine& engine, const GmmFitOptions& o,
@@ -124,7 +149,12 @@ StatusOr<EmState> RunEm(const RowSource& unit, const Engine& engine, const GmmFi
                                                                      &state.ledger));
   const double eps_i = run ? run->cal.per_release_epsilon : kInfinity;
   const MStepOptions m_step = MStepOptionsFor(o, unit.cols(), plan);
-  for (int it = 1; it <= o.iterations; ++it) {
+  int it = 1;
+  if (plan != nullptr && o.SphericalFirstIteration(unit.cols())) {
+    DPEM_RETURN_IF_ERROR(RunSphericalFirstIteration(unit, engine, o, *plan, eps_i, gen, state));
+    ++it;
+  }
+  for (; it <= o.iterations; ++it) {
     DPEM_RETURN_IF_ERROR(Iterate(unit, engine, o, m_step, plan, eps_i, it, gen, state));
   }
   return state;
@@ -144,6 +174,7 @@ StatusOr<PrivateRun> PlanPrivateFit(const GmmFitOptions& o, Eigen::Index n, Eige
   g.frame_radius = FrameRadius(o, d);
   g.adaptive_frames = g.frame_radius > 0.0 && o.frame_radius == 0.0;
   g.frame_clip_correction = g.frame_radius > 0.0 && o.frame_clip_correction;
+  g.spherical_first_iteration = o.SphericalFirstIteration(d);
   return run;
 }
 

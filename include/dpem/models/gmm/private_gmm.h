@@ -120,7 +120,19 @@ struct GmmIterationReport {
   // Mean log-likelihood of the (unit-ball) training data before this
   // iteration's M-step; only for non-private fits (NaN for private ones).
   double mean_log_likelihood = std::numeric_limits<double>::quiet_NaN();
+  // The covariance type of this iteration's statistics: the fit's, or
+  // kSpherical in the spherical first iteration of a private fit
+  // (GmmFitOptions::spherical_first_iteration). Public: set by the options.
+  CovarianceType released_covariance = CovarianceType::kFull;
 };
+
+// The least dimension in which a private fit's first iteration releases
+// spherical statistics (GmmFitOptions::spherical_first_iteration). Below it a
+// covariance has at most 10 entries, the release saves little noise, and the
+// shape the spherical iteration ignores costs more: measured in docs/gmm.md,
+// "The spherical first iteration" (a loss on Gowalla, d = 2, and on a
+// 10-component mixture in d = 4; gains in d = 5, 8 and 10).
+inline constexpr Eigen::Index kSphericalFirstIterationMinDimension = 5;
 
 struct GmmFitOptions {
   // Model. K has no default.
@@ -165,6 +177,19 @@ struct GmmFitOptions {
   // covariance, for a component that is Gaussian in its frame (docs/gmm.md,
   // "Component frames"; post-processing of released values). Default on.
   bool frame_clip_correction = true;
+  // The spherical first iteration (docs/gmm.md, "The spherical first
+  // iteration"): a private fit with full or diagonal covariances in d >=
+  // kSphericalFirstIterationMinDimension dimensions, the joint mechanism with
+  // component frames, J >= 2 and a start whose covariances are isotropic
+  // guesses (the private and random starts) releases, in its first
+  // iteration, SPHERICAL second moments: one scale per component instead of
+  // d(d+1)/2 (full) or d (diagonal) entries, at the same noise multiplier and
+  // privacy cost, and its own covariance type from the second iteration on.
+  // The start's frames are much wider than its clusters, so a full release
+  // there pays the noise of every entry at that width; one scale per
+  // component is enough to size the next frames. Default on;
+  // SphericalFirstIteration(d) says whether a fit uses it.
+  bool spherical_first_iteration = true;
   // park2016's Gamma (spherical) and Wishart (full) covariance mechanisms.
   // They are NOT differentially private; using them voids the guarantee.
   bool unsafe_paper_mechanisms = false;
@@ -210,6 +235,10 @@ struct GmmFitOptions {
     return iterations > 0 ? iterations
                           : DefaultIterations(IsPrivate(), ResolvedInit() == GmmInit::kPrivate);
   }
+  // Whether the first iteration of a fit on `dimension`-dimensional data
+  // releases spherical statistics: as spherical_first_iteration asks, if the
+  // fit meets its conditions (see there). Public values only.
+  bool SphericalFirstIteration(Eigen::Index dimension) const;
   // Checks everything that does not need the data.
   Status Validate() const;
 };
@@ -231,6 +260,10 @@ struct GmmGuarantee : PrivacyGuarantee {
   // model file says how it was made).
   bool adaptive_frames = false;
   bool frame_clip_correction = false;
+  // Whether the first iteration released spherical statistics
+  // (GmmFitOptions::SphericalFirstIteration; post-processing of what is
+  // released, at the same cost).
+  bool spherical_first_iteration = false;
   // Noise multiplier of (counts, sums, second moments); for the joint
   // mechanism, the one multiplier of the joint release.
   std::vector<double> noise_multipliers;
