@@ -51,14 +51,19 @@ def draw_mixture(rng, k, d):
     return weights, np.array(means), covariances
 
 
-def sample(rng, mixture, n):
+def sample_with_labels(rng, mixture, n):
+    """n records of the mixture and the component each was drawn from."""
     weights, means, covariances = mixture
     labels = rng.choice(len(weights), size=n, p=weights)
     x = np.empty((n, means.shape[1]))
     for c in range(len(weights)):
         idx = labels == c
         x[idx] = rng.multivariate_normal(means[c], covariances[c], size=idx.sum())
-    return x
+    return x, labels
+
+
+def sample(rng, mixture, n):
+    return sample_with_labels(rng, mixture, n)[0]
 
 
 def dpem_fit(dpem, train, test, k, iterations, seed, init, workdir):

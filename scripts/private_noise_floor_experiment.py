@@ -39,23 +39,12 @@ import numpy as np
 from scipy import special, stats
 from sklearn.mixture import GaussianMixture
 
-from gmm_init_experiment import N_TEST, N_TRAIN, TOLERANCE, draw_mixture
+from gmm_init_experiment import N_TEST, N_TRAIN, TOLERANCE, draw_mixture, sample_with_labels
 from lib.options import dpem_parser
 from private_start_experiment import DEFAULT_SCENARIOS, public_radius
 
 GRID_POINTS, GRID_HALF_WIDTH = 81, 2.0  # DefaultJointNoiseSplit's grid.
 MAX_CLIP_CORRECTION = 4.0               # kMaxClipCorrection.
-
-
-def sample_with_labels(rng, mixture, n):
-    """gmm_init_experiment.sample, with the labels (the same draws of rng)."""
-    weights, means, covariances = mixture
-    labels = rng.choice(len(weights), size=n, p=weights)
-    x = np.empty((n, means.shape[1]))
-    for c in range(len(weights)):
-        idx = labels == c
-        x[idx] = rng.multivariate_normal(means[c], covariances[c], size=idx.sum())
-    return x, labels
 
 
 def joint_sensitivity(s_n, s_1, s_2):
