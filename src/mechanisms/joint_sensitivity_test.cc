@@ -25,10 +25,8 @@
 //     attained (observed / bound^2 down to 0.896 = 16.125 / 18 where the
 //     same-component branch with b <= 2a is binding).
 //   spherical: the exact value is max(2/s_n^2 + 2/a + 2/b, 4/a)
-//     (docs/privacy.md, Theorem 1, part 2) and the brute force attains it; the
-//     library's bound max(..., 4/a + 1/b) is valid but loose where the
-//     same-component branch binds (observed / bound^2 down to 0.806 =
-//     16.125 / 20 on this grid).
+//     (docs/privacy.md, Theorem 1, part 2), which is the library's bound,
+//     and the brute force attains it.
 #include "dpem/mechanisms/joint_release.h"
 
 #include <gtest/gtest.h>
