@@ -20,8 +20,9 @@ real fit:
 - "one release": one iteration at the whole budget and no private start
   (`--init random --iterations 1`); no iterative private fit can have less
   noise in its last release.
-- "per iteration": the multiplier of each iteration of the default fit (the
-  private start and J = 3): the noise of dpem's last release as it is.
+- "last iteration": the multiplier of the last iteration of the default fit
+  (the private start, J = 3 and, in d >= 5, the budget schedule): the noise
+  of dpem's last release as it is.
 
 Continuous Gaussian noise stands in for dpem's discrete noise (the same
 variance to a factor below 1 + 1e-5). Prints, per mixture and budget, the
@@ -146,14 +147,15 @@ def mean_log_likelihood(params, x):
 
 
 def calibrated_multiplier(dpem, train, radius, k, epsilon, extra, workdir):
-    """The iterations' noise multiplier of a dpem fit with flags `extra`."""
+    """The noise multiplier of the last release of a dpem fit with flags `extra`."""
     model = os.path.join(workdir, "calibration.json")
     subprocess.run([dpem, "fit", "gmm", "--input", train, "--output", model, "--components",
                     str(k), "--epsilon", str(epsilon), "--delta", "1e-5", "--data-norm",
                     str(radius), "--quiet", "--threads", "1"] + extra,
                    check=True, capture_output=True)
     with open(model) as f:
-        return json.load(f)["privacy"]["noise_multipliers"][-1]
+        last = json.load(f)["privacy"]["releases"][-1]  # The last iteration's release.
+    return last["noise_scale"] / last["sensitivity"]
 
 
 def main():
@@ -170,7 +172,7 @@ def main():
           f"draws): draws within {TOLERANCE} nats/record of scikit-learn's best of 10 starts "
           "(held-out), and the median gap in nats/record.\n")
     print("| K | d | smallest component | noiseless oracle | one release (multiplier) | "
-          "per iteration of the default (multiplier) |")
+          "last iteration of the default (multiplier) |")
     print("|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as workdir:
         for scenario in args.scenarios:

@@ -1,6 +1,7 @@
 #include "dpem/accounting/calibration.h"
 
 #include <cmath>
+#include <numeric>
 #include <string>
 
 #include "dpem/accounting/analytic_gaussian.h"
@@ -55,12 +56,29 @@ Status RecordPattern(const ReleasePattern& pattern, const std::vector<double>& m
   return OkStatus();
 }
 
-// Records `iterations` repetitions of `pattern`, "iteration j / <label>".
+// A schedule is empty or has one finite weight > 0 per iteration.
+Status ValidateSchedule(const std::vector<double>& weights, int iterations) {
+  if (weights.empty()) return OkStatus();
+  if (weights.size() != static_cast<std::size_t>(iterations)) {
+    return InvalidArgumentError("a budget schedule needs one weight per iteration");
+  }
+  for (double w : weights) {
+    if (!(std::isfinite(w) && w > 0.0)) {
+      return InvalidArgumentError("iteration weights must be finite and > 0");
+    }
+  }
+  return OkStatus();
+}
+
+// Records `iterations` repetitions of `pattern`, "iteration j / <label>", with
+// the multipliers of iteration j of the schedule `weights`.
 Status RecordIterations(const ReleasePattern& pattern, int iterations,
-                        const std::vector<double>& multipliers, PrivacyLedger& ledger) {
+                        const std::vector<double>& multipliers,
+                        const std::vector<double>& weights, PrivacyLedger& ledger) {
+  DPEM_RETURN_IF_ERROR(ValidateSchedule(weights, iterations));
   for (int j = 1; j <= iterations; ++j) {
-    DPEM_RETURN_IF_ERROR(
-        RecordPattern(pattern, multipliers, "iteration " + std::to_string(j) + " / ", ledger));
+    DPEM_RETURN_IF_ERROR(RecordPattern(pattern, IterationNoiseMultipliers(multipliers, weights, j),
+                                       "iteration " + std::to_string(j) + " / ", ledger));
   }
   return OkStatus();
 }
@@ -97,6 +115,7 @@ Status CalibrationOptions::Validate() const {
     return InvalidArgumentError("relative tolerance must be in (0, 0.1]");
   }
   DPEM_RETURN_IF_ERROR(ValidatePattern(pattern));
+  DPEM_RETURN_IF_ERROR(ValidateSchedule(iteration_weights, iterations));
   if (start.releases.empty()) return OkStatus();
   if (!(start_share > 0.0 && start_share < 1.0)) {
     return InvalidArgumentError("the start's share of the budget must be in (0, 1)");
@@ -120,27 +139,41 @@ StatusOr<std::vector<double>> PatternNoiseMultipliers(const ReleasePattern& patt
   return multipliers;
 }
 
+std::vector<double> IterationNoiseMultipliers(const std::vector<double>& multipliers,
+                                              const std::vector<double>& iteration_weights,
+                                              int j) {
+  if (iteration_weights.empty()) return multipliers;
+  const double scale = 1.0 / std::sqrt(iteration_weights[static_cast<std::size_t>(j - 1)]);
+  std::vector<double> out = multipliers;
+  for (double& z : out) z *= scale;
+  return out;
+}
+
 StatusOr<PrivacyLedger> PatternLedger(const ReleasePattern& pattern, int iterations,
-                                      const std::vector<double>& noise_multipliers) {
+                                      const std::vector<double>& noise_multipliers,
+                                      const std::vector<double>& iteration_weights) {
   DPEM_RETURN_IF_ERROR(ValidatePattern(pattern));
   if (noise_multipliers.size() != pattern.releases.size()) {
     return InvalidArgumentError("one noise multiplier per release kind is required");
   }
   PrivacyLedger ledger;
-  DPEM_RETURN_IF_ERROR(RecordIterations(pattern, iterations, noise_multipliers, ledger));
+  DPEM_RETURN_IF_ERROR(
+      RecordIterations(pattern, iterations, noise_multipliers, iteration_weights, ledger));
   return ledger;
 }
 
 StatusOr<std::vector<double>> StartNoiseMultipliers(const ReleasePattern& start, double share,
                                                     const ReleasePattern& pattern,
                                                     int iterations,
-                                                    const std::vector<double>& multipliers) {
+                                                    const std::vector<double>& multipliers,
+                                                    const std::vector<double>& iteration_weights) {
   DPEM_RETURN_IF_ERROR(ValidatePattern(start));
   DPEM_RETURN_IF_ERROR(ValidatePattern(pattern));
   if (!(share > 0.0 && share < 1.0)) {
     return InvalidArgumentError("the start's share of the budget must be in (0, 1)");
   }
   if (iterations < 1) return InvalidArgumentError("iterations J must be >= 1");
+  DPEM_RETURN_IF_ERROR(ValidateSchedule(iteration_weights, iterations));
   if (multipliers.size() != pattern.releases.size()) {
     return InvalidArgumentError("one noise multiplier per release kind is required");
   }
@@ -154,7 +187,11 @@ StatusOr<std::vector<double>> StartNoiseMultipliers(const ReleasePattern& start,
   for (const ReleaseSpec& spec : start.releases) {
     rho_unit_start += spec.count_per_iteration / (2.0 * spec.noise_weight * spec.noise_weight);
   }
-  const double rho_start = share / (1.0 - share) * iterations * rho_iteration;
+  double total_weight = static_cast<double>(iterations);
+  if (!iteration_weights.empty()) {
+    total_weight = std::accumulate(iteration_weights.begin(), iteration_weights.end(), 0.0);
+  }
+  const double rho_start = share / (1.0 - share) * total_weight * rho_iteration;
   const double scale = std::sqrt(rho_unit_start / rho_start);
   std::vector<double> start_multipliers;
   for (const ReleaseSpec& spec : start.releases) {
@@ -181,10 +218,12 @@ StatusOr<Accounted> AccountAt(const CalibrationOptions& o, double per_release_ep
   if (!o.start.releases.empty()) {
     DPEM_ASSIGN_OR_RETURN(a.start_multipliers,
                           StartNoiseMultipliers(o.start, o.start_share, o.pattern,
-                                                o.iterations, a.multipliers));
+                                                o.iterations, a.multipliers,
+                                                o.iteration_weights));
     DPEM_RETURN_IF_ERROR(RecordPattern(o.start, a.start_multipliers, "start / ", a.ledger));
   }
-  DPEM_RETURN_IF_ERROR(RecordIterations(o.pattern, o.iterations, a.multipliers, a.ledger));
+  DPEM_RETURN_IF_ERROR(RecordIterations(o.pattern, o.iterations, a.multipliers,
+                                        o.iteration_weights, a.ledger));
   DPEM_ASSIGN_OR_RETURN(a.epsilon, ComputeEpsilon(a.ledger, o.delta, o.accountant));
   return a;
 }
@@ -231,6 +270,7 @@ StatusOr<CalibrationResult> Calibrate(const CalibrationOptions& options) {
   result.per_release_epsilon = bracket.lo;
   result.noise_multipliers = std::move(best.multipliers);
   result.start_noise_multipliers = std::move(best.start_multipliers);
+  result.iteration_weights = options.iteration_weights;
   result.ledger = std::move(best.ledger);
   result.epsilon = best.epsilon;
   result.delta = options.delta;

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -107,6 +109,54 @@ TEST(CalibrationTest, CustomPatternWeightsScaleTheNoise) {
   const CalibrationResult r = MustCalibrate(Options(1.0, 1e-6, 4, custom, AccountantKind::kRdp));
   EXPECT_NEAR(r.noise_multipliers[1] / r.noise_multipliers[0], 3.0, 1e-12);
   EXPECT_EQ(r.ledger.size(), 12u);
+}
+
+// A budget schedule (CalibrationOptions::iteration_weights): iteration j's
+// multipliers are the unit iteration's over sqrt(w_j). Under zCDP and RDP a
+// Gaussian release's cost is additive in 1 / z^2, so weights that sum to J
+// cost what J equal iterations cost: the unit multiplier, the start's
+// multipliers and the certified epsilon are those of the equal schedule (to
+// the bisection's tolerance).
+TEST(CalibrationTest, AScheduleScalesEachIterationAndKeepsTheTotal) {
+  const ReleasePattern joint{"joint", {{MechanismKind::kGaussian, 1, 1.0, "joint statistics"}}};
+  const ReleasePattern start{"start", {{MechanismKind::kGaussian, 1, 2.0, "coarse"},
+                                       {MechanismKind::kGaussian, 1, 1.0, "fine"}}};
+  for (AccountantKind kind : {AccountantKind::kZcdp, AccountantKind::kRdp}) {
+    SCOPED_TRACE(AccountantName(kind));
+    CalibrationOptions equal = Options(1.0, 1e-5, 3, joint, kind);
+    equal.start = start;
+    equal.start_share = 0.2;
+    CalibrationOptions scheduled = equal;
+    scheduled.iteration_weights = {0.25, 0.75, 2.0};
+    const CalibrationResult a = MustCalibrate(equal);
+    const CalibrationResult b = MustCalibrate(scheduled);
+    EXPECT_EQ(b.iteration_weights, scheduled.iteration_weights);
+    EXPECT_NEAR(b.noise_multipliers[0] / a.noise_multipliers[0], 1.0, 1e-3);
+    EXPECT_NEAR(b.start_noise_multipliers[0] / a.start_noise_multipliers[0], 1.0, 1e-3);
+    EXPECT_NEAR(b.epsilon, a.epsilon, 1e-3);
+    EXPECT_LE(b.epsilon, 1.0);
+    // The ledger: the start's two releases, then iteration j at z / sqrt(w_j).
+    ASSERT_EQ(b.ledger.size(), 5u);
+    const double z = b.noise_multipliers[0];
+    const double w[3] = {0.25, 0.75, 2.0};
+    for (int j = 0; j < 3; ++j) {
+      const Release& r = b.ledger.releases()[static_cast<size_t>(2 + j)];
+      EXPECT_EQ(r.label, "iteration " + std::to_string(j + 1) + " / joint statistics");
+      EXPECT_NEAR(r.NoiseMultiplier(), z / std::sqrt(w[j]), 1e-12 * z);
+    }
+  }
+}
+
+TEST(CalibrationTest, ABadScheduleIsRefused) {
+  const ReleasePattern joint{"joint", {{MechanismKind::kGaussian, 1, 1.0, "joint statistics"}}};
+  for (const std::vector<double>& bad : std::vector<std::vector<double>>{
+           {1.0, 1.0}, {1.0, 1.0, 1.0, 1.0}, {1.0, 0.0, 2.0}, {1.0, -1.0, 3.0}, {1.0, kNan, 1.0},
+           {1.0, kInf, 1.0}}) {
+    CalibrationOptions o = Options(1.0, 1e-5, 3, joint, AccountantKind::kRdp);
+    o.iteration_weights = bad;
+    EXPECT_EQ(o.Validate().code(), StatusCode::kInvalidArgument);
+    EXPECT_FALSE(PatternLedger(joint, 3, {1.0}, bad).ok());
+  }
 }
 
 TEST(CalibrationTest, MoreBudgetOrFewerIterationsMeanLessNoise) {

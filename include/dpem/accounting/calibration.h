@@ -81,6 +81,14 @@ struct CalibrationOptions {
   // The start's share of the fit's budget, in (0, 1) when `start` has
   // releases (ignored otherwise). No default here: each model names its rule.
   double start_share = 0.0;
+  // A budget schedule: the relative zCDP cost of each iteration. Empty (the
+  // default): J equal iterations. Else J finite weights > 0, and iteration j
+  // releases `pattern` with every noise multiplier divided by sqrt(w_j)
+  // (IterationNoiseMultipliers), a zCDP cost w_j times that of a unit-weight
+  // iteration (rho(z) = 1 / (2 z^2)). Calibration scales all iterations
+  // together; the accountant certifies the ledger as recorded. Each model
+  // names its rule.
+  std::vector<double> iteration_weights;
   AccountantKind accountant = kDefaultAccountant;
   // delta_i in the parametrisation of Gaussian noise; in (0, 1).
   double per_release_delta = kDefaultPerReleaseDelta;
@@ -102,6 +110,8 @@ struct CalibrationResult {
   // Noise multiplier of each ReleaseSpec of options.start, in its order;
   // empty without a start.
   std::vector<double> start_noise_multipliers;
+  // The iterations' schedule, as in the options (empty: equal).
+  std::vector<double> iteration_weights;
   // The start's releases (labelled "start / <label>") then the J iterations'
   // releases, with unit sensitivity, as accounted.
   PrivacyLedger ledger;
@@ -117,15 +127,28 @@ StatusOr<std::vector<double>> PatternNoiseMultipliers(const ReleasePattern& patt
                                                       double per_release_epsilon,
                                                       double per_release_delta);
 
+// The noise multipliers of iteration j (1-based) of a schedule
+// `iteration_weights` (CalibrationOptions; empty: equal): `multipliers`, the
+// unit-weight iteration's, divided by sqrt(w_j). Requires 1 <= j <= J for a
+// non-empty schedule.
+std::vector<double> IterationNoiseMultipliers(const std::vector<double>& multipliers,
+                                              const std::vector<double>& iteration_weights,
+                                              int j);
+
 // The ledger of `iterations` repetitions of `pattern` with the given noise
-// multipliers and unit sensitivity, labelled "iteration j / <label>".
+// multipliers (those of a unit-weight iteration, divided by sqrt(w_j) in
+// iteration j of a non-empty schedule `iteration_weights`) and unit
+// sensitivity, labelled "iteration j / <label>".
 StatusOr<PrivacyLedger> PatternLedger(const ReleasePattern& pattern, int iterations,
-                                      const std::vector<double>& noise_multipliers);
+                                      const std::vector<double>& noise_multipliers,
+                                      const std::vector<double>& iteration_weights = {});
 
 // The noise multipliers of the releases made once, `start`, given one
 // iteration's `pattern` and its multipliers, so that the start takes `share`
 // of the fit's zCDP cost (the named split rule of a private start):
-//   sum_start count / (2 z_s^2) = share / (1 - share) * J * sum_pattern count / (2 z^2).
+//   sum_start count / (2 z_s^2) = share / (1 - share) * W * sum_pattern count / (2 z^2),
+// with W = J, or the sum of the weights of a non-empty schedule
+// `iteration_weights` (CalibrationOptions).
 // rho(z) = 1 / (2 z^2) is the zCDP cost of a Gaussian release with noise
 // multiplier z (Bun and Steinke 2016, Prop. 1.6) and a bound on that of a
 // Laplace release with multiplier z, which is pure (1/z)-DP (Prop. 1.4). The
@@ -135,7 +158,8 @@ StatusOr<PrivacyLedger> PatternLedger(const ReleasePattern& pattern, int iterati
 StatusOr<std::vector<double>> StartNoiseMultipliers(const ReleasePattern& start, double share,
                                                     const ReleasePattern& pattern,
                                                     int iterations,
-                                                    const std::vector<double>& multipliers);
+                                                    const std::vector<double>& multipliers,
+                                                    const std::vector<double>& iteration_weights = {});
 
 // Finds the largest per-release budget that meets the target; see above.
 StatusOr<CalibrationResult> Calibrate(const CalibrationOptions& options);

@@ -51,6 +51,7 @@ void AddPrivacyFields(const GmmGuarantee& g, json& privacy) {
     privacy["spherical_first_iteration"] = g.spherical_first_iteration;
   }
   privacy["noise_multipliers"] = g.noise_multipliers;
+  privacy["iteration_weights"] = g.iteration_weights;
 }
 
 StatusOr<GmmParameters> ParametersFrom(const json& model) {
@@ -131,6 +132,15 @@ Status PrivacyFieldsFrom(const json& model, GmmGuarantee& g) {
   DPEM_ASSIGN_OR_RETURN(const json* z, internal::Field(*privacy, "noise_multipliers"));
   DPEM_ASSIGN_OR_RETURN(Eigen::VectorXd zv, internal::VectorFrom(*z, "noise_multipliers"));
   g.noise_multipliers.assign(zv.data(), zv.data() + zv.size());
+  g.iteration_weights.clear();
+  if (privacy->contains("iteration_weights")) {  // Absent from older files: equal.
+    DPEM_ASSIGN_OR_RETURN(const json* w, internal::Field(*privacy, "iteration_weights"));
+    DPEM_ASSIGN_OR_RETURN(Eigen::VectorXd wv, internal::VectorFrom(*w, "iteration_weights"));
+    if (!(wv.array() > 0.0).all()) {
+      return InvalidArgumentError("privacy.iteration_weights must be > 0");
+    }
+    g.iteration_weights.assign(wv.data(), wv.data() + wv.size());
+  }
   return OkStatus();
 }
 
@@ -140,6 +150,10 @@ Status PrivacyFieldsFrom(const json& model, GmmGuarantee& g) {
 // iterations.
 Status CheckLedger(const GmmFit& fit) {
   if (!fit.guarantee.is_private) return OkStatus();
+  const std::vector<double>& weights = fit.guarantee.iteration_weights;
+  if (!weights.empty() && weights.size() != static_cast<std::size_t>(fit.iterations)) {
+    return InvalidArgumentError("privacy.iteration_weights must have one weight per iteration");
+  }
   DPEM_RETURN_IF_ERROR(internal::CheckStartInLedger(fit.guarantee.ledger,
                                                     fit.init == GmmInit::kPrivate));
   const std::size_t per_iteration =

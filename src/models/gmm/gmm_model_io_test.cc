@@ -96,6 +96,19 @@ TEST(GmmModelIoTest, RecordsHowTheFramesWereMade) {
   bad = j;
   bad["privacy"]["spherical_first_iteration"] = 1;
   EXPECT_FALSE(GmmModelIo::FromJson(bad.dump()).ok());
+  // The budget schedule: empty for equal iterations (2-D); one weight > 0
+  // per iteration otherwise.
+  EXPECT_TRUE(j["privacy"]["iteration_weights"].empty());
+  GmmFit scheduled = PrivateFit(10);
+  scheduled.guarantee.iteration_weights = {0.25, 0.75, 2.0};
+  const StatusOr<GmmFit> read = GmmModelIo::FromJson(GmmModelIo::ToJson(scheduled));
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->guarantee.iteration_weights, scheduled.guarantee.iteration_weights);
+  for (const char* weights : {"[0.25, 0.75]", "[0.25, 0.0, 2.0]", "[1, -1, 3]", "\"x\""}) {
+    bad = j;
+    bad["privacy"]["iteration_weights"] = nlohmann::json::parse(weights);
+    EXPECT_FALSE(GmmModelIo::FromJson(bad.dump()).ok()) << weights;
+  }
 }
 
 TEST(GmmModelIoTest, RecordsTheNeighbourRelationAndSeedWarning) {

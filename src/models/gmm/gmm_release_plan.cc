@@ -2,6 +2,7 @@
 // models/gmm/gmm_release_plan.h.
 #include "models/gmm/gmm_release_plan.h"
 
+#include <cmath>
 #include <vector>
 
 namespace dpem::internal {
@@ -45,11 +46,32 @@ GmmReleasePlan MakeIterationPlan(const GmmFitOptions& o, const std::vector<doubl
 
 }  // namespace
 
-StatusOr<CalibrationResult> CalibrateGmmFit(const GmmFitOptions& o) {
+GmmReleasePlan GmmReleasePlan::ForIteration(int it) const {
+  if (iteration_weights.empty()) return *this;
+  GmmReleasePlan plan = *this;
+  const double scale = 1.0 / std::sqrt(iteration_weights[static_cast<size_t>(it - 1)]);
+  plan.joint_multiplier *= scale;
+  for (NoiseSpec* spec : {&plan.counts, &plan.sums, &plan.second}) spec->noise_multiplier *= scale;
+  return plan;
+}
+
+std::vector<double> GmmIterationWeights(const GmmFitOptions& o, Eigen::Index d) {
+  const int j = o.ResolvedIterations();
+  if (!o.budget_schedule || !o.SphericalFirstIteration(d)) return {};  // Needs J >= 2.
+  if (j == 2) return {kSphericalIterationWeight, 2.0 - kSphericalIterationWeight};
+  const double middle = (j - kSphericalIterationWeight - kFinalIterationWeight) / (j - 2);
+  std::vector<double> w(static_cast<size_t>(j), middle);
+  w.front() = kSphericalIterationWeight;
+  w.back() = kFinalIterationWeight;
+  return w;
+}
+
+StatusOr<CalibrationResult> CalibrateGmmFit(const GmmFitOptions& o, Eigen::Index d) {
   CalibrationOptions c;
   c.epsilon = o.epsilon;
   c.delta = o.delta;
   c.iterations = o.iterations;
+  c.iteration_weights = GmmIterationWeights(o, d);
   c.accountant = o.accountant;
   c.per_release_delta = o.per_release_delta;
   if (o.ResolvedInit() == GmmInit::kPrivate) {
@@ -77,6 +99,7 @@ StatusOr<GmmReleasePlan> MakeGmmReleasePlan(const GmmFitOptions& o,
                                             const CalibrationResult& cal, Eigen::Index n,
                                             Eigen::Index d) {
   GmmReleasePlan plan = MakeIterationPlan(o, cal.noise_multipliers, d);
+  plan.iteration_weights = cal.iteration_weights;
   if (!cal.start_noise_multipliers.empty()) {
     DPEM_ASSIGN_OR_RETURN(plan.start, MakePrivateStartPlan(o.noise_sampling,
                                                            cal.start_noise_multipliers,
@@ -94,15 +117,19 @@ GmmReleasePlan SphericalIterationPlan(const GmmReleasePlan& plan, Eigen::Index c
 
 Status CheckGmmReleases(const GmmFitOptions& o, const GmmReleasePlan& plan, Eigen::Index d) {
   if (plan.start) DPEM_RETURN_IF_ERROR(CheckPrivateStart(*plan.start, d));
-  if (plan.joint && o.SphericalFirstIteration(d)) {
-    const GmmReleasePlan first = SphericalIterationPlan(plan, o.components, d);
-    DPEM_RETURN_IF_ERROR(CheckJointRelease(CovarianceType::kSpherical, first.split,
-                                           first.joint_multiplier, o.components, d,
-                                           first.joint_sampling));
-  }
   if (plan.joint) {
-    return CheckJointRelease(o.covariance, plan.split, plan.joint_multiplier, o.components, d,
-                             plan.joint_sampling);
+    // Each iteration's own multiplier (a schedule), the first's spherical
+    // split if it has one.
+    for (int it = 1; it <= o.iterations; ++it) {
+      const bool spherical = it == 1 && o.SphericalFirstIteration(d);
+      const GmmReleasePlan p = spherical ? SphericalIterationPlan(plan.ForIteration(1),
+                                                                  o.components, d)
+                                         : plan.ForIteration(it);
+      DPEM_RETURN_IF_ERROR(CheckJointRelease(
+          spherical ? CovarianceType::kSpherical : o.covariance, p.split, p.joint_multiplier,
+          o.components, d, p.joint_sampling));
+    }
+    return OkStatus();
   }
   DPEM_RETURN_IF_ERROR(CheckRelease(plan.counts, o.components));
   DPEM_RETURN_IF_ERROR(CheckRelease(plan.sums, d));

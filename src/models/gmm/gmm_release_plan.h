@@ -12,6 +12,7 @@
 #include <Eigen/Core>
 
 #include <optional>
+#include <vector>
 
 #include "dpem/accounting/calibration.h"
 #include "dpem/mechanisms/additive_noise.h"
@@ -32,8 +33,15 @@ struct GmmReleasePlan {
   // The private start's release (models/start/private_start.h), if it starts so.
   std::optional<PrivateStartPlan> start;
   JointNoiseScales split;  // Joint: relative block scales, sensitivity 1.
-  double joint_multiplier = 0.0;
+  double joint_multiplier = 0.0;  // Of a unit-weight iteration (ForIteration).
   NoiseSampling joint_sampling = NoiseSampling::kDiscrete;
+  // The budget schedule (CalibrationOptions::iteration_weights; empty:
+  // equal iterations).
+  std::vector<double> iteration_weights;
+
+  // The plan of iteration `it` (1-based): every multiplier divided by the
+  // square root of its weight in the schedule (this plan if none).
+  GmmReleasePlan ForIteration(int it) const;
 
   // Standard deviation of the noise on one coordinate of a sum, and of a
   // second moment (its diagonal for full matrices).
@@ -43,11 +51,19 @@ struct GmmReleasePlan {
   }
 };
 
+// The budget schedule of a fit with options `o` on d-dimensional data:
+// empty (equal iterations) unless it has the spherical first iteration
+// (GmmFitOptions::SphericalFirstIteration) and GmmFitOptions::budget_schedule,
+// then kSphericalIterationWeight,
+// equal shares, kFinalIterationWeight, summing to J (private_gmm.h).
+std::vector<double> GmmIterationWeights(const GmmFitOptions& o, Eigen::Index d);
+
 // Calibrates the noise of a private fit with options `o` (Validate() OK,
-// iterations resolved, epsilon finite): the iterations' release pattern
-// (one joint release, or park2017's scenario with `o`'s sampling), and the
-// private start's pattern and share if `o` starts privately.
-StatusOr<CalibrationResult> CalibrateGmmFit(const GmmFitOptions& o);
+// iterations resolved, epsilon finite) on d-dimensional data: the
+// iterations' release pattern (one joint release, or park2017's scenario
+// with `o`'s sampling) and schedule (GmmIterationWeights), and the private
+// start's pattern and share if `o` starts privately.
+StatusOr<CalibrationResult> CalibrateGmmFit(const GmmFitOptions& o, Eigen::Index d);
 
 // The plan of a fit with options `o` calibrated as `cal` (CalibrateGmmFit),
 // on n records in d dimensions: its iterations' releases and its start's.

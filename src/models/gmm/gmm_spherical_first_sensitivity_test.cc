@@ -139,7 +139,7 @@ Case SearchFirstIteration(int k_count, int d, std::uint64_t seed) {
   EXPECT_TRUE(resolved.ok()) << resolved.status().ToString();
   const GmmFitOptions& o = *resolved;
   EXPECT_TRUE(o.SphericalFirstIteration(d));
-  const StatusOr<CalibrationResult> cal = CalibrateGmmFit(o);
+  const StatusOr<CalibrationResult> cal = CalibrateGmmFit(o, d);
   EXPECT_TRUE(cal.ok()) << cal.status().ToString();
   const StatusOr<GmmReleasePlan> plan = MakeGmmReleasePlan(o, *cal, kRecords, d);
   EXPECT_TRUE(plan.ok()) << plan.status().ToString();
@@ -156,8 +156,10 @@ Case SearchFirstIteration(int k_count, int d, std::uint64_t seed) {
   for (Eigen::MatrixXd& c : params.covariances) {
     c = Eigen::MatrixXd::Identity(d, d) * (c.trace() / static_cast<double>(d));
   }
-  const GmmReleasePlan first = SphericalIterationPlan(*plan, k_count, d);
-  EXPECT_EQ(first.joint_multiplier, plan->joint_multiplier);
+  const GmmReleasePlan first = SphericalIterationPlan(plan->ForIteration(1), k_count, d);
+  // The budget schedule's first share (kSphericalIterationWeight).
+  EXPECT_DOUBLE_EQ(first.joint_multiplier,
+                   plan->joint_multiplier / std::sqrt(kSphericalIterationWeight));
   const std::vector<ComponentFrame> frames = *ChooseFrames(
       params, AdaptiveFrameRadii(params.weights, static_cast<double>(kRecords),
                                  first.SecondNoise(), d));
@@ -196,7 +198,7 @@ double RecordedFirstIterationSensitivity(int k_count, int d, NoiseSampling sampl
   const double z = fit->guarantee.noise_multipliers[0];
   for (const Release& r : fit->guarantee.ledger.releases()) {
     if (r.label != "iteration 1 / joint statistics") continue;
-    EXPECT_GE(r.NoiseMultiplier(), z);
+    EXPECT_GE(r.NoiseMultiplier(), z / std::sqrt(kSphericalIterationWeight));
     return r.sensitivity;
   }
   ADD_FAILURE() << "no first-iteration release in the ledger";

@@ -116,32 +116,50 @@ TEST(SphericalFirstIterationTest, TheFirstIterationReleasesSphericalStatistics) 
             (std::vector<CovarianceType>{kFull, kFull, kFull}));
 }
 
-TEST(SphericalFirstIterationTest, CostsWhatAnyIterationCosts) {
+// The budget schedule of docs/gmm.md (kSphericalIterationWeight,
+// kFinalIterationWeight, the rest shared, summing to J): J = 3 gives
+// (0.25, 0.75, 2) and J = 2 (0.25, 1.75); below the dimension rule the
+// iterations are equal.
+TEST(SphericalFirstIterationTest, FollowsTheBudgetSchedule) {
   const Eigen::Index d = kSphericalFirstIterationMinDimension;
   const DataMatrix x = TwoElongatedClusters(d, 2000, 7);
+  const std::vector<std::vector<double>> schedules = {{0.25, 1.75}, {0.25, 0.75, 2.0}};
   for (NoiseSampling sampling : {NoiseSampling::kDiscrete, NoiseSampling::kContinuous}) {
-    GmmFitOptions o = JointOptions(CovarianceType::kFull, 3);
-    o.noise_sampling = sampling;
-    const GmmFit fit = MustFit(x, o, 9).fit;
-    const double z = fit.guarantee.noise_multipliers[0];
-    int iterations = 0;
-    for (const Release& r : fit.guarantee.ledger.releases()) {
-      if (r.label.rfind("iteration", 0) != 0) continue;
-      ++iterations;
-      // Every iteration, the spherical one included, is one Gaussian release
-      // whose noise is at least the calibrated multiplier times its
-      // sensitivity, which is that of its own block split (1 by construction).
-      const CovarianceType type = iterations == 1 ? CovarianceType::kSpherical
-                                                  : CovarianceType::kFull;
-      const double documented = JointSensitivity(type, DefaultJointNoiseSplit(type, d, 2));
-      EXPECT_NEAR(documented, 1.0, 1e-12);
-      EXPECT_GE(r.sensitivity, documented) << r.label;
-      EXPECT_LE(r.sensitivity, documented * (1.0 + 1e-4)) << r.label;
-      EXPECT_GE(r.NoiseMultiplier(), z) << r.label;
+    for (const std::vector<double>& w : schedules) {
+      SCOPED_TRACE("J " + std::to_string(w.size()));
+      GmmFitOptions o = JointOptions(CovarianceType::kFull, static_cast<int>(w.size()));
+      o.noise_sampling = sampling;
+      const GmmFit fit = MustFit(x, o, 9).fit;
+      const double z = fit.guarantee.noise_multipliers[0];
+      size_t j = 0;
+      for (const Release& r : fit.guarantee.ledger.releases()) {
+        if (r.label.rfind("iteration", 0) != 0) continue;
+        ASSERT_LT(j, w.size());
+        // One Gaussian release per iteration, at the sensitivity of its own
+        // block split (1 by construction) and the schedule's multiplier.
+        const CovarianceType type = j == 0 ? CovarianceType::kSpherical : CovarianceType::kFull;
+        const double documented = JointSensitivity(type, DefaultJointNoiseSplit(type, d, 2));
+        EXPECT_NEAR(documented, 1.0, 1e-12);
+        EXPECT_GE(r.sensitivity, documented) << r.label;
+        EXPECT_LE(r.sensitivity, documented * (1.0 + 1e-4)) << r.label;
+        const double scheduled = z / std::sqrt(w[j]);
+        EXPECT_GE(r.NoiseMultiplier(), scheduled * (1.0 - 1e-12)) << r.label;
+        EXPECT_LE(r.NoiseMultiplier(), scheduled * (1.0 + 1e-4)) << r.label;
+        ++j;
+      }
+      EXPECT_EQ(j, w.size());
+      EXPECT_LE(fit.guarantee.epsilon, 2.0);
+      EXPECT_GE(fit.guarantee.epsilon, 1.98);
     }
-    EXPECT_EQ(iterations, 3);
-    EXPECT_LE(fit.guarantee.epsilon, 2.0);
-    EXPECT_GE(fit.guarantee.epsilon, 1.98);
+  }
+  // Below the dimension rule: equal iterations.
+  const DataMatrix low = TwoElongatedClusters(d - 1, 2000, 7);
+  const GmmFit fit = MustFit(low, JointOptions(CovarianceType::kFull, 3), 9).fit;
+  const double z = fit.guarantee.noise_multipliers[0];
+  for (const Release& r : fit.guarantee.ledger.releases()) {
+    if (r.label.rfind("iteration", 0) != 0) continue;
+    EXPECT_GE(r.NoiseMultiplier(), z * (1.0 - 1e-12)) << r.label;
+    EXPECT_LE(r.NoiseMultiplier(), z * (1.0 + 1e-4)) << r.label;
   }
 }
 

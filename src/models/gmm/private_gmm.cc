@@ -148,14 +148,19 @@ StatusOr<EmState> RunEm(const RowSource& unit, const Engine& engine, const GmmFi
                                                                      engine, gen,
                                                                      &state.ledger));
   const double eps_i = run ? run->cal.per_release_epsilon : kInfinity;
-  const MStepOptions m_step = MStepOptionsFor(o, unit.cols(), plan);
   int it = 1;
   if (plan != nullptr && o.SphericalFirstIteration(unit.cols())) {
-    DPEM_RETURN_IF_ERROR(RunSphericalFirstIteration(unit, engine, o, *plan, eps_i, gen, state));
+    DPEM_RETURN_IF_ERROR(RunSphericalFirstIteration(unit, engine, o, plan->ForIteration(1), eps_i,
+                                                    gen, state));
     ++it;
   }
   for (; it <= o.iterations; ++it) {
-    DPEM_RETURN_IF_ERROR(Iterate(unit, engine, o, m_step, plan, eps_i, it, gen, state));
+    // Iteration it's share of the budget schedule (the plan itself without one).
+    std::optional<internal::GmmReleasePlan> scheduled;
+    if (plan != nullptr) scheduled = plan->ForIteration(it);
+    const internal::GmmReleasePlan* p = scheduled ? &*scheduled : nullptr;
+    DPEM_RETURN_IF_ERROR(Iterate(unit, engine, o, MStepOptionsFor(o, unit.cols(), p), p, eps_i,
+                                 it, gen, state));
   }
   return state;
 }
@@ -166,7 +171,7 @@ StatusOr<EmState> RunEm(const RowSource& unit, const Engine& engine, const GmmFi
 StatusOr<PrivateRun> PlanPrivateFit(const GmmFitOptions& o, Eigen::Index n, Eigen::Index d,
                                     GmmGuarantee& g) {
   PrivateRun run;
-  DPEM_ASSIGN_OR_RETURN(run.cal, internal::CalibrateGmmFit(o));
+  DPEM_ASSIGN_OR_RETURN(run.cal, internal::CalibrateGmmFit(o, d));
   DPEM_ASSIGN_OR_RETURN(run.plan, internal::MakeGmmReleasePlan(o, run.cal, n, d));
   DPEM_RETURN_IF_ERROR(internal::CheckGmmReleases(o, run.plan, d));
   g.per_release_epsilon = run.cal.per_release_epsilon;
@@ -175,6 +180,7 @@ StatusOr<PrivateRun> PlanPrivateFit(const GmmFitOptions& o, Eigen::Index n, Eige
   g.adaptive_frames = g.frame_radius > 0.0 && o.frame_radius == 0.0;
   g.frame_clip_correction = g.frame_radius > 0.0 && o.frame_clip_correction;
   g.spherical_first_iteration = o.SphericalFirstIteration(d);
+  g.iteration_weights = run.cal.iteration_weights;
   return run;
 }
 

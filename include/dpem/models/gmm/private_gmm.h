@@ -134,6 +134,17 @@ struct GmmIterationReport {
 // 10-component mixture in d = 4; gains in d = 5, 8 and 10).
 inline constexpr Eigen::Index kSphericalFirstIterationMinDimension = 5;
 
+// The budget schedule of a fit with the spherical first iteration (docs/
+// gmm.md, "The spherical first iteration"): relative zCDP costs of its J
+// iterations, the spherical one kSphericalIterationWeight (one scale per
+// component needs little), the last kFinalIterationWeight (the released
+// model is made from it alone), the others equal shares of the rest, so that
+// the weights sum to J (the cost of J equal iterations): J = 3 gives
+// (0.25, 0.75, 2), J = 2 gives (0.25, 1.75). Calibration finds the noise of
+// the whole schedule (CalibrationOptions::iteration_weights).
+inline constexpr double kSphericalIterationWeight = 0.25;
+inline constexpr double kFinalIterationWeight = 2.0;
+
 struct GmmFitOptions {
   // Model. K has no default.
   int components = 0;   // K >= 1, K <= N.
@@ -190,6 +201,10 @@ struct GmmFitOptions {
   // component is enough to size the next frames. Default on;
   // SphericalFirstIteration(d) says whether a fit uses it.
   bool spherical_first_iteration = true;
+  // With the spherical first iteration, spend the budget by the schedule of
+  // kSphericalIterationWeight and kFinalIterationWeight (below; docs/gmm.md)
+  // rather than equally over the J iterations. Default on.
+  bool budget_schedule = true;
   // park2016's Gamma (spherical) and Wishart (full) covariance mechanisms.
   // They are NOT differentially private; using them voids the guarantee.
   bool unsafe_paper_mechanisms = false;
@@ -264,8 +279,13 @@ struct GmmGuarantee : PrivacyGuarantee {
   // (GmmFitOptions::SphericalFirstIteration; post-processing of what is
   // released, at the same cost).
   bool spherical_first_iteration = false;
+  // The budget schedule: each iteration's relative zCDP cost (empty: equal;
+  // GmmIterationWeights, docs/gmm.md). Iteration j's multipliers are
+  // noise_multipliers over sqrt(w_j); the ledger has each release's noise.
+  std::vector<double> iteration_weights;
   // Noise multiplier of (counts, sums, second moments); for the joint
-  // mechanism, the one multiplier of the joint release.
+  // mechanism, the one multiplier of the joint release (of a unit-weight
+  // iteration of the schedule).
   std::vector<double> noise_multipliers;
 };
 
