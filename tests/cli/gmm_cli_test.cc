@@ -152,8 +152,9 @@ TEST_F(GmmCliTest, PrivateFitEveryCovarianceAndInputFormat) {
       EXPECT_EQ(p.at("mechanisms"), "joint");
       ASSERT_EQ(p.at("releases").size(), static_cast<size_t>(2 + kJ)) << name;
       EXPECT_EQ(p.at("releases")[0].at("label"), "start / coarse counts and sums");
-      // d = 2, below kSphericalFirstIterationMinDimension.
+      // d = 2, below kSphericalFirstIterationMinDimension: equal iterations.
       EXPECT_FALSE(p.at("spherical_first_iteration").get<bool>());
+      EXPECT_TRUE(p.at("iteration_weights").empty());
       EXPECT_EQ(p.at("seed"), 5);
       EXPECT_TRUE(p.at("seeded").get<bool>());
       // --seed: the noise is reproducible, so the guarantee is void, for that only.
@@ -334,6 +335,7 @@ TEST_F(GmmCliTest, BadPrivacyFlagsNameTheFlag) {
   ExpectBadInput(base + ok + "--mechanisms GLG", "--mechanisms", out);
   ExpectBadInput(base + ok + "--spherical-first-iteration maybe", "--spherical-first-iteration",
                  out);
+  ExpectBadInput(base + ok + "--budget-schedule 1", "--budget-schedule", out);
 }
 
 TEST_F(GmmCliTest, BadPathsNameThePath) {
