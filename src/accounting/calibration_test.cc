@@ -147,6 +147,48 @@ TEST(CalibrationTest, AScheduleScalesEachIterationAndKeepsTheTotal) {
   }
 }
 
+// The start's share with a schedule whose weights do NOT sum to J (the GMM
+// rule's always do, so a rule that used J instead of the weights' total
+// would pass every other test): the start's zCDP cost is `share` of the
+// whole ledger's, for every accountant, and the certified epsilon is the
+// ledger's own and within the target. A schedule is a split, so a non-
+// uniform one also re-accounts within the target for the accountants that
+// compose per-release epsilons (linear, advanced, kov).
+TEST(CalibrationTest, TheStartKeepsItsShareUnderAScheduleOfAnyTotal) {
+  const ReleasePattern joint{"joint", {{MechanismKind::kGaussian, 1, 1.0, "joint statistics"}}};
+  const ReleasePattern start{"start", {{MechanismKind::kGaussian, 1, 2.0, "coarse"},
+                                       {MechanismKind::kGaussian, 1, 1.0, "fine"}}};
+  for (const std::vector<double>& w :
+       std::vector<std::vector<double>>{{0.5, 0.25, 0.25, 0.5}, {0.25, 3.0, 2.0, 4.0}}) {
+    for (AccountantKind kind : AllAccountants()) {
+      if (kind == AccountantKind::kMoments) continue;  // Cannot reach small epsilon.
+      SCOPED_TRACE(std::string(AccountantName(kind)) + " total " +
+                   std::to_string(w[0] + w[1] + w[2] + w[3]));
+      CalibrationOptions o = Options(0.5, 1e-5, 4, joint, kind);
+      o.start = start;
+      o.start_share = 0.2;
+      o.iteration_weights = w;
+      const CalibrationResult r = MustCalibrate(o);
+      ASSERT_EQ(r.ledger.size(), 6u);
+      double rho_start = 0.0, rho_iterations = 0.0;
+      for (const Release& rel : r.ledger.releases()) {
+        const double rho = 1.0 / (2.0 * rel.NoiseMultiplier() * rel.NoiseMultiplier());
+        (rel.label.rfind("start / ", 0) == 0 ? rho_start : rho_iterations) += rho;
+      }
+      EXPECT_NEAR(rho_start / (rho_start + rho_iterations), 0.2, 1e-9);
+      // Iteration j at the unit multiplier over sqrt(w_j).
+      const double z = r.noise_multipliers[0];
+      for (int j = 0; j < 4; ++j) {
+        EXPECT_NEAR(r.ledger.releases()[static_cast<size_t>(2 + j)].NoiseMultiplier(),
+                    z / std::sqrt(w[static_cast<size_t>(j)]), 1e-12 * z);
+      }
+      EXPECT_EQ(ComputeEpsilon(r.ledger, 1e-5, kind).value(), r.epsilon);
+      EXPECT_LE(r.epsilon, 0.5);
+      EXPECT_GE(r.epsilon, 0.99 * 0.5);
+    }
+  }
+}
+
 TEST(CalibrationTest, ABadScheduleIsRefused) {
   const ReleasePattern joint{"joint", {{MechanismKind::kGaussian, 1, 1.0, "joint statistics"}}};
   for (const std::vector<double>& bad : std::vector<std::vector<double>>{

@@ -4,6 +4,7 @@
 // costs.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -160,6 +161,74 @@ TEST(SphericalFirstIterationTest, FollowsTheBudgetSchedule) {
     if (r.label.rfind("iteration", 0) != 0) continue;
     EXPECT_GE(r.NoiseMultiplier(), z * (1.0 - 1e-12)) << r.label;
     EXPECT_LE(r.NoiseMultiplier(), z * (1.0 + 1e-4)) << r.label;
+  }
+}
+
+// What the fit reports: its guarantee's iteration_weights (the model file's
+// privacy.iteration_weights) are the schedule its ledger follows, by the
+// rule at J = 4 and 5 too ((J - 2.25) / (J - 2) between the first and the
+// last); budget_schedule = false gives equal iterations and an empty
+// schedule, with the spherical first iteration still on; and the start's
+// noise is the same either way (the rule's weights sum to J). A review's
+// test: it fails if the guarantee does not record the schedule, if the
+// switch is ignored, or if the middle shares are wrong.
+TEST(SphericalFirstIterationTest, TheGuaranteeRecordsTheScheduleItFollows) {
+  const Eigen::Index d = kSphericalFirstIterationMinDimension;
+  const DataMatrix x = TwoElongatedClusters(d, 2000, 11);
+  for (int j : {4, 5}) {
+    SCOPED_TRACE("J " + std::to_string(j));
+    const GmmFit fit = MustFit(x, JointOptions(CovarianceType::kFull, j), 3).fit;
+    const std::vector<double>& w = fit.guarantee.iteration_weights;
+    ASSERT_EQ(w.size(), static_cast<size_t>(j));
+    const double middle = (j - kSphericalIterationWeight - kFinalIterationWeight) / (j - 2.0);
+    double total = 0.0;
+    for (int i = 0; i < j; ++i) {
+      const double expected = i == 0       ? kSphericalIterationWeight
+                              : i == j - 1 ? kFinalIterationWeight
+                                           : middle;
+      EXPECT_NEAR(w[static_cast<size_t>(i)], expected, 1e-15) << i;
+      total += w[static_cast<size_t>(i)];
+    }
+    EXPECT_NEAR(total, j, 1e-12);
+    const double z = fit.guarantee.noise_multipliers[0];
+    size_t i = 0;
+    for (const Release& r : fit.guarantee.ledger.releases()) {
+      if (r.label.rfind("iteration", 0) != 0) continue;
+      ASSERT_LT(i, w.size());
+      const double scheduled = z / std::sqrt(w[i]);
+      EXPECT_GE(r.NoiseMultiplier(), scheduled * (1.0 - 1e-12)) << r.label;
+      EXPECT_LE(r.NoiseMultiplier(), scheduled * (1.0 + 1e-4)) << r.label;
+      ++i;
+    }
+    EXPECT_EQ(i, w.size());
+    EXPECT_LE(fit.guarantee.epsilon, 2.0);
+  }
+  GmmFitOptions on = JointOptions(CovarianceType::kFull, 3);
+  GmmFitOptions off = on;
+  off.budget_schedule = false;
+  const GmmFit scheduled = MustFit(x, on, 3).fit;
+  const GmmFit equal = MustFit(x, off, 3).fit;
+  EXPECT_EQ(scheduled.guarantee.iteration_weights.size(), 3u);
+  EXPECT_TRUE(equal.guarantee.iteration_weights.empty());
+  EXPECT_TRUE(equal.guarantee.spherical_first_iteration);
+  const double z = equal.guarantee.noise_multipliers[0];
+  int iterations = 0;
+  for (const Release& r : equal.guarantee.ledger.releases()) {
+    if (r.label.rfind("iteration", 0) != 0) continue;
+    ++iterations;
+    EXPECT_GE(r.NoiseMultiplier(), z * (1.0 - 1e-12)) << r.label;
+    EXPECT_LE(r.NoiseMultiplier(), z * (1.0 + 1e-4)) << r.label;
+  }
+  EXPECT_EQ(iterations, 3);
+  EXPECT_LE(equal.guarantee.epsilon, 2.0);
+  // The start's two releases: the same multipliers (to the bisection's
+  // tolerance) with and without the schedule.
+  const std::vector<Release>& a = scheduled.guarantee.ledger.releases();
+  const std::vector<Release>& b = equal.guarantee.ledger.releases();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t k = 0; k < a.size(); ++k) {
+    if (a[k].label.rfind("start", 0) != 0) continue;
+    EXPECT_NEAR(a[k].NoiseMultiplier() / b[k].NoiseMultiplier(), 1.0, 2e-3) << a[k].label;
   }
 }
 
