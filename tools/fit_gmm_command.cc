@@ -121,8 +121,8 @@ void AddReleaseOptions(CLI::App* app, FitGmmFlags& f) {
   app->add_option("--spherical-first-iteration", f.spherical_first_iteration,
                   "on (default) or off. With full or diagonal covariances, the joint "
                   "mechanism and frames, J >= 2 and the private or random start, the first "
-                  "iteration releases one scale per component instead of its covariance (same "
-                  "cost), to size the next frames (docs/gmm.md)");
+                  "iteration releases one scale per component instead of its covariance (its "
+                  "cost set by --budget-schedule), to size the next frames (docs/gmm.md)");
   app->add_option("--budget-schedule", f.budget_schedule,
                   "on (default) or off. With the spherical first iteration, give it a quarter "
                   "of an iteration's zCDP cost and the last iteration twice, the rest shared "

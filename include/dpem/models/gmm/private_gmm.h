@@ -194,8 +194,10 @@ struct GmmFitOptions {
   // component frames, J >= 2 and a start whose covariances are isotropic
   // guesses (the private and random starts) releases, in its first
   // iteration, SPHERICAL second moments: one scale per component instead of
-  // d(d+1)/2 (full) or d (diagonal) entries, at the same noise multiplier and
-  // privacy cost, and its own covariance type from the second iteration on.
+  // d(d+1)/2 (full) or d (diagonal) entries, as a Gaussian mechanism of its
+  // own (sensitivity 1) at the multiplier of its share of the budget
+  // schedule (budget_schedule below; equal to the others' without it), and
+  // its own covariance type from the second iteration on.
   // The start's frames are much wider than its clusters, so a full release
   // there pays the noise of every entry at that width; one scale per
   // component is enough to size the next frames. Default on;
@@ -276,8 +278,8 @@ struct GmmGuarantee : PrivacyGuarantee {
   bool adaptive_frames = false;
   bool frame_clip_correction = false;
   // Whether the first iteration released spherical statistics
-  // (GmmFitOptions::SphericalFirstIteration; post-processing of what is
-  // released, at the same cost).
+  // (GmmFitOptions::SphericalFirstIteration; a choice of what is released,
+  // made from public values, recorded in the ledger like any release).
   bool spherical_first_iteration = false;
   // The budget schedule: each iteration's relative zCDP cost (empty: equal;
   // GmmIterationWeights, docs/gmm.md). Iteration j's multipliers are
