@@ -54,6 +54,14 @@ FitTrace MustFit(const DataMatrix& x, GmmFitOptions o, std::uint64_t seed) {
   return t;
 }
 
+// A release's recorded multiplier is the schedule's, z / sqrt(w), or at most
+// the discrete grid's rounding (1e-4) above it.
+void ExpectScheduledMultiplier(const Release& r, double z, double w) {
+  const double scheduled = z / std::sqrt(w);
+  EXPECT_GE(r.NoiseMultiplier(), scheduled * (1.0 - 1e-12)) << r.label;
+  EXPECT_LE(r.NoiseMultiplier(), scheduled * (1.0 + 1e-4)) << r.label;
+}
+
 TEST(SphericalFirstIterationTest, AppliesOnlyWhereItsConditionsHold) {
   const Eigen::Index d = kSphericalFirstIterationMinDimension;
   const GmmFitOptions base = JointOptions(CovarianceType::kFull, 3);
@@ -143,9 +151,7 @@ TEST(SphericalFirstIterationTest, FollowsTheBudgetSchedule) {
         EXPECT_NEAR(documented, 1.0, 1e-12);
         EXPECT_GE(r.sensitivity, documented) << r.label;
         EXPECT_LE(r.sensitivity, documented * (1.0 + 1e-4)) << r.label;
-        const double scheduled = z / std::sqrt(w[j]);
-        EXPECT_GE(r.NoiseMultiplier(), scheduled * (1.0 - 1e-12)) << r.label;
-        EXPECT_LE(r.NoiseMultiplier(), scheduled * (1.0 + 1e-4)) << r.label;
+        ExpectScheduledMultiplier(r, z, w[j]);
         ++j;
       }
       EXPECT_EQ(j, w.size());
@@ -159,8 +165,7 @@ TEST(SphericalFirstIterationTest, FollowsTheBudgetSchedule) {
   const double z = fit.guarantee.noise_multipliers[0];
   for (const Release& r : fit.guarantee.ledger.releases()) {
     if (r.label.rfind("iteration", 0) != 0) continue;
-    EXPECT_GE(r.NoiseMultiplier(), z * (1.0 - 1e-12)) << r.label;
-    EXPECT_LE(r.NoiseMultiplier(), z * (1.0 + 1e-4)) << r.label;
+    ExpectScheduledMultiplier(r, z, 1.0);
   }
 }
 
@@ -195,9 +200,7 @@ TEST(SphericalFirstIterationTest, TheGuaranteeRecordsTheScheduleItFollows) {
     for (const Release& r : fit.guarantee.ledger.releases()) {
       if (r.label.rfind("iteration", 0) != 0) continue;
       ASSERT_LT(i, w.size());
-      const double scheduled = z / std::sqrt(w[i]);
-      EXPECT_GE(r.NoiseMultiplier(), scheduled * (1.0 - 1e-12)) << r.label;
-      EXPECT_LE(r.NoiseMultiplier(), scheduled * (1.0 + 1e-4)) << r.label;
+      ExpectScheduledMultiplier(r, z, w[i]);
       ++i;
     }
     EXPECT_EQ(i, w.size());
@@ -216,8 +219,7 @@ TEST(SphericalFirstIterationTest, TheGuaranteeRecordsTheScheduleItFollows) {
   for (const Release& r : equal.guarantee.ledger.releases()) {
     if (r.label.rfind("iteration", 0) != 0) continue;
     ++iterations;
-    EXPECT_GE(r.NoiseMultiplier(), z * (1.0 - 1e-12)) << r.label;
-    EXPECT_LE(r.NoiseMultiplier(), z * (1.0 + 1e-4)) << r.label;
+    ExpectScheduledMultiplier(r, z, 1.0);
   }
   EXPECT_EQ(iterations, 3);
   EXPECT_LE(equal.guarantee.epsilon, 2.0);
