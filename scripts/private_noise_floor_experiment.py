@@ -2,7 +2,7 @@
 """The noise floor of dpem's private GMM release: an oracle that knows the labels.
 
 Usage: /usr/bin/python3 scripts/private_noise_floor_experiment.py [--dpem PATH]
-       [--draws D] [--epsilon E] [--scenarios 3x2 8x5 ...] [--seed S]
+       [--draws D] [--epsilon E] [--scenarios 3x2 8x5 ...] [--seed S] [--spherical-first]
 
 Draws the mixtures of scripts/private_start_experiment.py (same seed, same
 order, so the same data and the same reference: scikit-learn's best of 10
@@ -21,8 +21,9 @@ real fit:
   (`--init random --iterations 1`); no iterative private fit can have less
   noise in its last release.
 - "last iteration": the multiplier of the last iteration of the default fit
-  (the private start, J = 3 and, in d >= 5, the budget schedule): the noise
-  of dpem's last release as it is.
+  (the private start and J = 3; with --spherical-first, in d >= 5, the
+  spherical first iteration and its budget schedule): the noise of dpem's
+  last release as it is.
 
 Continuous Gaussian noise stands in for dpem's discrete noise (the same
 variance to a factor below 1 + 1e-5). Prints, per mixture and budget, the
@@ -164,6 +165,8 @@ def main():
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--scenarios", nargs="+", default=DEFAULT_SCENARIOS)
     parser.add_argument("--seed", type=int, default=20240601)
+    parser.add_argument("--spherical-first", action="store_true",
+                        help="the default fit with --spherical-first-iteration on")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     noise_rng = np.random.default_rng()
@@ -191,7 +194,8 @@ def main():
             exact = ref - mean_log_likelihood(
                 oracle_release(x, labels, mixture, 0.0, split, N_TRAIN, noise_rng), x_test)
             cells = []
-            for extra in (["--init", "random", "--iterations", "1"], []):
+            default = ["--spherical-first-iteration", "on"] if args.spherical_first else []
+            for extra in (["--init", "random", "--iterations", "1"], default):
                 multiplier = calibrated_multiplier(args.dpem, train, radius, k, args.epsilon,
                                                    extra, workdir)
                 gaps = np.array([ref - mean_log_likelihood(

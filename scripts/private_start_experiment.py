@@ -3,7 +3,7 @@
 
 Usage: /usr/bin/python3 scripts/private_start_experiment.py [--dpem PATH]
        [--fits F] [--iterations J ...] [--epsilon E] [--inits private random]
-       [--frames default equal-budget full-first wide sqrtd sqrtd-raw] [--scenarios 3x2 8x5 ...] [--seed S] [--workers W]
+       [--frames default spherical-first spherical-equal wide sqrtd sqrtd-raw] [--scenarios 3x2 8x5 ...] [--seed S] [--workers W]
 
 Draws well-separated Gaussian mixtures as scripts/gmm_init_experiment.py does
 (K = 3 to 10 components with unequal weights in d = 2 to 10 dimensions, full
@@ -13,15 +13,13 @@ origin with radius R = max_k ||mu_k|| + 3 sqrt(d) max_k sqrt(lambda_max(Sigma_k)
 (a bound from the generating process, not from the sample). On each mixture,
 F private fits (epsilon, delta = 1e-5, full covariances, joint release; NO
 seed: each fit draws its noise from the OS) per start, per J and per frame
-rule (--frames: `default`, dpem's adaptive radius with the clip correction
-and, in d >= 5, the spherical first iteration with its budget schedule;
-`equal-budget`, the same with the budget spread equally over the
-iterations; `full-first`, the first iteration releasing full covariances
-with equal iterations, the default before the spherical first iteration;
-`wide`, the fixed radius sqrt(d) + 2 without the correction, the default
-before 2026-11-24's frame change; `sqrtd` and `sqrtd-raw`, the fixed radius
-sqrt(d) with and without the correction; all but `default` and
-`equal-budget` release full covariances in the first iteration). Reference:
+rule (--frames: `default`, dpem's adaptive radius with the clip correction;
+`spherical-first`, the same with the opt-in spherical first iteration and
+its budget schedule (`--spherical-first-iteration on`, d >= 5 only);
+`spherical-equal`, that with the budget spread equally over the
+iterations; `wide`, the fixed radius sqrt(d) + 2 without the correction,
+the default before 2026-11-24's frame change; `sqrtd` and `sqrtd-raw`, the
+fixed radius sqrt(d) with and without the correction). Reference:
 scikit-learn's best of 10 k-means++ starts (n_init=10, max_iter=500). Prints,
 per mixture, the fraction of fits whose held-out mean log-likelihood is
 within 0.05 nats per record of the reference's, and the median gap, as a
@@ -52,16 +50,16 @@ def public_radius(mixture):
 
 FRAME_RULES = {  # --frames: (fixed radius as a function of d or None, clip correction,
     #                spherical first iteration[, other flags])
-    "default": (None, "on", "on"),
-    "equal-budget": (None, "on", "on", ["--budget-schedule", "off"]),
-    "full-first": (None, "on", "off"),
+    "default": (None, "on", "off"),
+    "spherical-first": (None, "on", "on"),
+    "spherical-equal": (None, "on", "on", ["--budget-schedule", "off"]),
     "wide": (lambda d: np.sqrt(d) + 2.0, "off", "off"),
     "sqrtd": (np.sqrt, "on", "off"),
     "sqrtd-raw": (np.sqrt, "off", "off"),
 }
 
-FRAME_LABELS = {"default": "", "full-first": ", full first iteration",
-                "equal-budget": ", equal budget"}  # Column titles.
+FRAME_LABELS = {"default": "", "spherical-first": ", spherical first iteration",
+                "spherical-equal": ", spherical first, equal budget"}  # Column titles.
 
 
 def frame_flags(frames, d):

@@ -26,7 +26,7 @@ struct FitGmmFlags {
   std::string component_frames = "on";
   double frame_radius = 0.0;
   std::string frame_clip_correction = "on";
-  std::string spherical_first_iteration = "on";
+  std::string spherical_first_iteration = "off";
   std::string budget_schedule = "on";
   double covariance_floor = 1e-6;
 };
@@ -119,7 +119,7 @@ void AddReleaseOptions(CLI::App* app, FitGmmFlags& f) {
                   "on (default) or off. Undo the shrinkage that the frames' clipping causes in "
                   "a Gaussian component's mean and covariance (post-processing)");
   app->add_option("--spherical-first-iteration", f.spherical_first_iteration,
-                  "on (default) or off. With full or diagonal covariances, the joint "
+                  "on or off (default). With full or diagonal covariances, the joint "
                   "mechanism and frames, J >= 2 and the private or random start, the first "
                   "iteration releases one scale per component instead of its covariance (its "
                   "cost set by --budget-schedule), to size the next frames (docs/gmm.md)");

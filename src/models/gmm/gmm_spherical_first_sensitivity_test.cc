@@ -69,6 +69,7 @@ GmmFitOptions Options(int k_count, NoiseSampling sampling) {
   GmmFitOptions o = test_support::MakeGmmOptions(k_count, 3, /*epsilon=*/1.0, /*delta=*/1e-5,
                                                  /*data_norm=*/1.0);
   o.covariance = CovarianceType::kFull;
+  o.spherical_first_iteration = true;  // Off by default.
   o.noise_sampling = sampling;
   o.engine.threads = 1;
   return o;
