@@ -51,6 +51,7 @@ def public_radius(mixture):
 FRAME_RULES = {  # --frames: (fixed radius as a function of d or None, clip correction,
     #                spherical first iteration[, other flags])
     "default": (None, "on", "off"),
+    "full-first": (None, "on", "off", ["--diagonal-first-iteration", "off"]),
     "spherical-first": (None, "on", "on"),
     "spherical-equal": (None, "on", "on", ["--budget-schedule", "off"]),
     "wide": (lambda d: np.sqrt(d) + 2.0, "off", "off"),
@@ -58,7 +59,8 @@ FRAME_RULES = {  # --frames: (fixed radius as a function of d or None, clip corr
     "sqrtd-raw": (np.sqrt, "off", "off"),
 }
 
-FRAME_LABELS = {"default": "", "spherical-first": ", spherical first iteration",
+FRAME_LABELS = {"default": "", "full-first": ", full first iteration",
+                "spherical-first": ", spherical first iteration",
                 "spherical-equal": ", spherical first, equal budget"}  # Column titles.
 
 

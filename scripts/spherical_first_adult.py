@@ -31,6 +31,7 @@ COLUMNS = (0, 2, 4, 10, 11, 12)
 SCALES = np.array([100.0, 1.5e6, 16.0, 1e5, 5000.0, 100.0])
 VARIANTS = {
     "default": [],
+    "full first": ["--diagonal-first-iteration", "off"],
     "spherical first": ["--spherical-first-iteration", "on"],
     "spherical first, equal budget": ["--spherical-first-iteration", "on",
                                       "--budget-schedule", "off"],
@@ -60,9 +61,10 @@ def main():
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.5, 1.0, 4.0])
     parser.add_argument("--components", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=20261124)
     args = parser.parse_args()
     x = load(args.adult)
-    rng = np.random.default_rng(20261124)
+    rng = np.random.default_rng(args.seed)
     results = {}
     with tempfile.TemporaryDirectory() as workdir, \
             concurrent.futures.ThreadPoolExecutor(2) as pool:

@@ -27,6 +27,7 @@ struct FitGmmFlags {
   double frame_radius = 0.0;
   std::string frame_clip_correction = "on";
   std::string spherical_first_iteration = "off";
+  std::string diagonal_first_iteration = "on";
   std::string budget_schedule = "on";
   double covariance_floor = 1e-6;
 };
@@ -74,6 +75,8 @@ Status ReleaseFlagsInto(FitGmmFlags& f, GmmFitOptions& o) {
                         OnOff("--frame-clip-correction", f.frame_clip_correction));
   DPEM_ASSIGN_OR_RETURN(o.spherical_first_iteration,
                         OnOff("--spherical-first-iteration", f.spherical_first_iteration));
+  DPEM_ASSIGN_OR_RETURN(o.diagonal_first_iteration,
+                        OnOff("--diagonal-first-iteration", f.diagonal_first_iteration));
   DPEM_ASSIGN_OR_RETURN(o.budget_schedule, OnOff("--budget-schedule", f.budget_schedule));
   DPEM_ASSIGN_OR_RETURN(o.accountant, AccountantFromFlags(f.fit, kDefaultAccountant));
   DPEM_RETURN_IF_ERROR(DomainFromFlags(f.fit, o.IsPrivate(), o.epsilon, o.domain));
@@ -123,6 +126,11 @@ void AddReleaseOptions(CLI::App* app, FitGmmFlags& f) {
                   "mechanism and frames, J >= 2 and the private or random start, the first "
                   "iteration releases one scale per component instead of its covariance (its "
                   "cost set by --budget-schedule), to size the next frames (docs/gmm.md)");
+  app->add_option("--diagonal-first-iteration", f.diagonal_first_iteration,
+                  "on (default) or off. Under the same conditions, a full-covariance fit's "
+                  "first iteration releases each component's diagonal second moments only "
+                  "(same noise multiplier), to size the next frames along every axis "
+                  "(docs/gmm.md); --spherical-first-iteration on takes precedence");
   app->add_option("--budget-schedule", f.budget_schedule,
                   "on (default) or off. With the spherical first iteration, give it a quarter "
                   "of an iteration's zCDP cost and the last iteration twice, the rest shared "

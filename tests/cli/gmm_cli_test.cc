@@ -154,6 +154,7 @@ TEST_F(GmmCliTest, PrivateFitEveryCovarianceAndInputFormat) {
       EXPECT_EQ(p.at("releases")[0].at("label"), "start / coarse counts and sums");
       // d = 2, below kSphericalFirstIterationMinDimension: equal iterations.
       EXPECT_FALSE(p.at("spherical_first_iteration").get<bool>());
+      EXPECT_FALSE(p.at("diagonal_first_iteration").get<bool>());
       EXPECT_TRUE(p.at("iteration_weights").empty());
       EXPECT_EQ(p.at("seed"), 5);
       EXPECT_TRUE(p.at("seeded").get<bool>());
@@ -336,6 +337,8 @@ TEST_F(GmmCliTest, BadPrivacyFlagsNameTheFlag) {
   ExpectBadInput(base + ok + "--spherical-first-iteration maybe", "--spherical-first-iteration",
                  out);
   ExpectBadInput(base + ok + "--budget-schedule 1", "--budget-schedule", out);
+  ExpectBadInput(base + ok + "--diagonal-first-iteration yes", "--diagonal-first-iteration",
+                 out);
 }
 
 TEST_F(GmmCliTest, BadPathsNameThePath) {

@@ -49,6 +49,7 @@ void AddPrivacyFields(const GmmGuarantee& g, json& privacy) {
     privacy["component_frame_rule"] = g.adaptive_frames ? "adaptive" : "fixed";
     privacy["frame_clip_correction"] = g.frame_clip_correction;
     privacy["spherical_first_iteration"] = g.spherical_first_iteration;
+    privacy["diagonal_first_iteration"] = g.diagonal_first_iteration;
   }
   privacy["noise_multipliers"] = g.noise_multipliers;
   privacy["iteration_weights"] = g.iteration_weights;
@@ -109,6 +110,11 @@ Status FrameRuleFrom(const json& privacy, GmmGuarantee& g) {
   if (privacy.contains("spherical_first_iteration")) {
     DPEM_ASSIGN_OR_RETURN(g.spherical_first_iteration,
                           internal::BoolField(privacy, "spherical_first_iteration"));
+  }
+  g.diagonal_first_iteration = false;  // Absent from older files: not used.
+  if (privacy.contains("diagonal_first_iteration")) {
+    DPEM_ASSIGN_OR_RETURN(g.diagonal_first_iteration,
+                          internal::BoolField(privacy, "diagonal_first_iteration"));
   }
   return OkStatus();
 }

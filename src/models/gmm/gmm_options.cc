@@ -33,15 +33,34 @@ double SumsL1Sensitivity(Eigen::Index dimension) {
   return 2.0 * std::sqrt(static_cast<double>(dimension));
 }
 
-bool GmmFitOptions::SphericalFirstIteration(Eigen::Index dimension) const {
-  // Both starts give isotropic covariances (models/gmm/gmm_init.h), which the
-  // spherical iteration reads without loss.
-  const GmmInit start = ResolvedInit();
-  return spherical_first_iteration && dimension >= kSphericalFirstIterationMinDimension &&
-         IsPrivate() && mechanisms == GmmMechanisms::kJoint &&
-         component_frames && !unsafe_paper_mechanisms &&
-         covariance != CovarianceType::kSpherical && ResolvedIterations() >= 2 &&
+namespace {
+
+// The conditions of a lighter first iteration (spherical or diagonal), bar
+// the option asking for it: both starts give isotropic covariances
+// (models/gmm/gmm_init.h), which a spherical or diagonal iteration reads
+// without loss.
+bool LighterFirstIterationApplies(const GmmFitOptions& o, Eigen::Index dimension) {
+  const GmmInit start = o.ResolvedInit();
+  return dimension >= kSphericalFirstIterationMinDimension && o.IsPrivate() &&
+         o.mechanisms == GmmMechanisms::kJoint && o.component_frames &&
+         !o.unsafe_paper_mechanisms && o.ResolvedIterations() >= 2 &&
          (start == GmmInit::kPrivate || start == GmmInit::kRandom);
+}
+
+}  // namespace
+
+bool GmmFitOptions::SphericalFirstIteration(Eigen::Index dimension) const {
+  return spherical_first_iteration && covariance != CovarianceType::kSpherical &&
+         LighterFirstIterationApplies(*this, dimension);
+}
+
+CovarianceType GmmFitOptions::FirstIterationCovariance(Eigen::Index dimension) const {
+  if (SphericalFirstIteration(dimension)) return CovarianceType::kSpherical;
+  if (diagonal_first_iteration && covariance == CovarianceType::kFull &&
+      LighterFirstIterationApplies(*this, dimension)) {
+    return CovarianceType::kDiagonal;
+  }
+  return covariance;
 }
 
 namespace {

@@ -108,26 +108,26 @@ StatusOr<GmmReleasePlan> MakeGmmReleasePlan(const GmmFitOptions& o,
   return plan;
 }
 
-GmmReleasePlan SphericalIterationPlan(const GmmReleasePlan& plan, Eigen::Index components,
-                                      Eigen::Index d) {
-  GmmReleasePlan spherical = plan;
-  spherical.split = DefaultJointNoiseSplit(CovarianceType::kSpherical, d, components);
-  return spherical;
+GmmReleasePlan FirstIterationPlan(const GmmReleasePlan& plan, CovarianceType type,
+                                  Eigen::Index components, Eigen::Index d) {
+  GmmReleasePlan first = plan;
+  first.split = DefaultJointNoiseSplit(type, d, components);
+  return first;
 }
 
 Status CheckGmmReleases(const GmmFitOptions& o, const GmmReleasePlan& plan, Eigen::Index d) {
   if (plan.start) DPEM_RETURN_IF_ERROR(CheckPrivateStart(*plan.start, d));
   if (plan.joint) {
-    // Each iteration's own multiplier (a schedule), the first's spherical
+    // Each iteration's own multiplier (a schedule), the first's lighter
     // split if it has one.
     for (int it = 1; it <= o.iterations; ++it) {
-      const bool spherical = it == 1 && o.SphericalFirstIteration(d);
-      const GmmReleasePlan p = spherical ? SphericalIterationPlan(plan.ForIteration(1),
-                                                                  o.components, d)
-                                         : plan.ForIteration(it);
-      DPEM_RETURN_IF_ERROR(CheckJointRelease(
-          spherical ? CovarianceType::kSpherical : o.covariance, p.split, p.joint_multiplier,
-          o.components, d, p.joint_sampling));
+      const CovarianceType type = it == 1 ? o.FirstIterationCovariance(d) : o.covariance;
+      const GmmReleasePlan p = type != o.covariance
+                                   ? FirstIterationPlan(plan.ForIteration(1), type,
+                                                        o.components, d)
+                                   : plan.ForIteration(it);
+      DPEM_RETURN_IF_ERROR(CheckJointRelease(type, p.split, p.joint_multiplier, o.components, d,
+                                             p.joint_sampling));
     }
     return OkStatus();
   }

@@ -71,12 +71,13 @@ StatusOr<GmmReleasePlan> MakeGmmReleasePlan(const GmmFitOptions& o,
                                             const CalibrationResult& cal, Eigen::Index n,
                                             Eigen::Index d);
 
-// The plan of the spherical first iteration (GmmFitOptions::
-// SphericalFirstIteration) of a fit whose iterations follow `plan` (joint):
-// the same multiplier, so the same privacy cost, with the block split of
-// spherical statistics for K components in d dimensions.
-GmmReleasePlan SphericalIterationPlan(const GmmReleasePlan& plan, Eigen::Index components,
-                                      Eigen::Index d);
+// The plan of a lighter first iteration (GmmFitOptions::
+// FirstIterationCovariance: kSpherical or kDiagonal statistics `type`) of a
+// fit whose iterations follow `plan` (joint): the same multiplier as
+// `plan`'s (pass plan.ForIteration(1)), with the block split of `type`'s
+// statistics for K components in d dimensions.
+GmmReleasePlan FirstIterationPlan(const GmmReleasePlan& plan, CovarianceType type,
+                                  Eigen::Index components, Eigen::Index d);
 
 // Checks one iteration's releases on public values alone, drawing nothing,
 // before the data is read: a release that cannot be made (a discrete grid

@@ -157,7 +157,8 @@ Case SearchFirstIteration(int k_count, int d, std::uint64_t seed) {
   for (Eigen::MatrixXd& c : params.covariances) {
     c = Eigen::MatrixXd::Identity(d, d) * (c.trace() / static_cast<double>(d));
   }
-  const GmmReleasePlan first = SphericalIterationPlan(plan->ForIteration(1), k_count, d);
+  const GmmReleasePlan first =
+      FirstIterationPlan(plan->ForIteration(1), CovarianceType::kSpherical, k_count, d);
   // The budget schedule's first share (kSphericalIterationWeight).
   EXPECT_DOUBLE_EQ(first.joint_multiplier,
                    plan->joint_multiplier / std::sqrt(kSphericalIterationWeight));

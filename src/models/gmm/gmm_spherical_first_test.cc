@@ -115,6 +115,7 @@ TEST(SphericalFirstIterationTest, TheFirstIterationReleasesSphericalStatistics) 
     EXPECT_EQ(on.fit.parameters.type, type);
     GmmFitOptions o = JointOptions(type, 3);
     o.spherical_first_iteration = false;
+    o.diagonal_first_iteration = false;
     const FitTrace off = MustFit(x, o, 5);
     EXPECT_EQ(off.released, (std::vector<CovarianceType>{type, type, type}));
     EXPECT_FALSE(off.fit.guarantee.spherical_first_iteration);
@@ -130,6 +131,51 @@ TEST(SphericalFirstIterationTest, TheFirstIterationReleasesSphericalStatistics) 
   const DataMatrix low = TwoElongatedClusters(d - 1, 4000, 3);
   EXPECT_EQ(MustFit(low, JointOptions(kFull, 3), 5).released,
             (std::vector<CovarianceType>{kFull, kFull, kFull}));
+}
+
+// The diagonal first iteration, the default of a full fit in d >= 5.
+TEST(SphericalFirstIterationTest, TheDefaultFirstIterationOfAFullFitIsDiagonal) {
+  const Eigen::Index d = kSphericalFirstIterationMinDimension;
+  const DataMatrix x = TwoElongatedClusters(d, 4000, 3);
+  using enum CovarianceType;
+  GmmFitOptions o = JointOptions(kFull, 3);
+  o.spherical_first_iteration = false;  // As by default.
+  EXPECT_TRUE(GmmFitOptions{}.diagonal_first_iteration);
+  EXPECT_EQ(o.FirstIterationCovariance(d), kDiagonal);
+  EXPECT_EQ(o.FirstIterationCovariance(d - 1), kFull);
+  const FitTrace full = MustFit(x, o, 5);
+  EXPECT_EQ(full.released, (std::vector<CovarianceType>{kDiagonal, kFull, kFull}));
+  EXPECT_TRUE(full.fit.guarantee.diagonal_first_iteration);
+  EXPECT_FALSE(full.fit.guarantee.spherical_first_iteration);
+  EXPECT_TRUE(full.fit.guarantee.iteration_weights.empty());  // Equal iterations.
+  // The correlation comes back from the later full releases.
+  for (const Eigen::MatrixXd& c : full.fit.parameters.covariances) {
+    EXPECT_GT(c(0, 1) / std::sqrt(c(0, 0) * c(1, 1)), 0.7);
+  }
+  // Its release: the diagonal split's sensitivity (1), the calibrated
+  // multiplier, like the others.
+  const double z = full.fit.guarantee.noise_multipliers[0];
+  int j = 0;
+  for (const Release& r : full.fit.guarantee.ledger.releases()) {
+    if (r.label.rfind("iteration", 0) != 0) continue;
+    const CovarianceType type = j++ == 0 ? kDiagonal : kFull;
+    const double documented = JointSensitivity(type, DefaultJointNoiseSplit(type, d, 2));
+    EXPECT_NEAR(documented, 1.0, 1e-12);
+    EXPECT_GE(r.sensitivity, documented) << r.label;
+    EXPECT_LE(r.sensitivity, documented * (1.0 + 1e-4)) << r.label;
+    ExpectScheduledMultiplier(r, z, 1.0);
+  }
+  EXPECT_EQ(j, 3);
+  EXPECT_LE(full.fit.guarantee.epsilon, 2.0);
+  // A diagonal fit has nothing lighter to release first but spherical.
+  o.covariance = kDiagonal;
+  const FitTrace diagonal = MustFit(x, o, 5);
+  EXPECT_EQ(diagonal.released, (std::vector<CovarianceType>{kDiagonal, kDiagonal, kDiagonal}));
+  EXPECT_FALSE(diagonal.fit.guarantee.diagonal_first_iteration);
+  // The spherical first iteration, when asked for, takes precedence.
+  o.covariance = kFull;
+  o.spherical_first_iteration = true;
+  EXPECT_EQ(o.FirstIterationCovariance(d), kSpherical);
 }
 
 // The budget schedule of docs/gmm.md (kSphericalIterationWeight,

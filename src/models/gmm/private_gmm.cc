@@ -113,26 +113,31 @@ Status Iterate(const RowSource& unit, const Engine& engine, const GmmFitOptions&
   return OkStatus();
 }
 
-// The spherical first iteration (GmmFitOptions::SphericalFirstIteration):
-// iteration 1 of a private fit with `o`'s covariance type run as a spherical
-// fit, from the start's isotropic covariances (each replaced by its mean
-// variance times I, exact for them), with the spherical split of `plan`'s
-// multiplier; its spherical covariances sigma^2 I are then read as `o`'s
-// type, which they also are.
-Status RunSphericalFirstIteration(const RowSource& unit, const Engine& engine,
-                               const GmmFitOptions& o, const internal::GmmReleasePlan& plan,
-                               double eps_i, Generator& gen, EmState& state) {
-  GmmFitOptions spherical = o;
-  spherical.covariance = CovarianceType::kSpherical;
-  const internal::GmmReleasePlan first =
-      internal::SphericalIterationPlan(plan, o.components, unit.cols());
+// A lighter first iteration (GmmFitOptions::FirstIterationCovariance: a
+// spherical or diagonal one): iteration 1 of a private fit with `o`'s
+// covariance type run as a fit of type `first`, from the start's isotropic
+// covariances (read as spherical, sigma^2 = trace / d, or diagonal, their
+// diagonal: exact for them), with `first`'s block split of `plan`'s
+// multiplier; its covariances (sigma^2 I, or diagonal) are then read as
+// `o`'s type, which they also are.
+Status RunLighterFirstIteration(const RowSource& unit, const Engine& engine,
+                                const GmmFitOptions& o, CovarianceType first,
+                                const internal::GmmReleasePlan& plan, double eps_i,
+                                Generator& gen, EmState& state) {
+  GmmFitOptions lighter = o;
+  lighter.covariance = first;
   const Eigen::Index d = unit.cols();
-  state.params.type = CovarianceType::kSpherical;
+  const internal::GmmReleasePlan first_plan =
+      internal::FirstIterationPlan(plan, first, o.components, d);
+  state.params.type = first;
   for (Eigen::MatrixXd& c : state.params.covariances) {
-    c = Eigen::MatrixXd::Identity(d, d) * (c.trace() / static_cast<double>(d));
+    const Eigen::VectorXd diagonal = c.diagonal();
+    c = first == CovarianceType::kSpherical
+            ? Eigen::MatrixXd(Eigen::MatrixXd::Identity(d, d) * (diagonal.sum() / static_cast<double>(d)))
+            : Eigen::MatrixXd(diagonal.asDiagonal());
   }
-  DPEM_RETURN_IF_ERROR(Iterate(unit, engine, spherical, MStepOptionsFor(spherical, d, &first),
-                               &first, eps_i, 1, gen, state));
+  DPEM_RETURN_IF_ERROR(Iterate(unit, engine, lighter, MStepOptionsFor(lighter, d, &first_plan),
+                               &first_plan, eps_i, 1, gen, state));
   state.params.type = o.covariance;
   return OkStatus();
 }
@@ -149,9 +154,10 @@ StatusOr<EmState> RunEm(const RowSource& unit, const Engine& engine, const GmmFi
                                                                      &state.ledger));
   const double eps_i = run ? run->cal.per_release_epsilon : kInfinity;
   int it = 1;
-  if (plan != nullptr && o.SphericalFirstIteration(unit.cols())) {
-    DPEM_RETURN_IF_ERROR(RunSphericalFirstIteration(unit, engine, o, plan->ForIteration(1), eps_i,
-                                                    gen, state));
+  const CovarianceType first = o.FirstIterationCovariance(unit.cols());
+  if (plan != nullptr && first != o.covariance) {
+    DPEM_RETURN_IF_ERROR(RunLighterFirstIteration(unit, engine, o, first, plan->ForIteration(1),
+                                                  eps_i, gen, state));
     ++it;
   }
   for (; it <= o.iterations; ++it) {
@@ -180,6 +186,8 @@ StatusOr<PrivateRun> PlanPrivateFit(const GmmFitOptions& o, Eigen::Index n, Eige
   g.adaptive_frames = g.frame_radius > 0.0 && o.frame_radius == 0.0;
   g.frame_clip_correction = g.frame_radius > 0.0 && o.frame_clip_correction;
   g.spherical_first_iteration = o.SphericalFirstIteration(d);
+  g.diagonal_first_iteration = o.FirstIterationCovariance(d) == CovarianceType::kDiagonal &&
+                               o.covariance != CovarianceType::kDiagonal;
   g.iteration_weights = run.cal.iteration_weights;
   return run;
 }
