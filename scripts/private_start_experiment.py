@@ -3,7 +3,7 @@
 
 Usage: /usr/bin/python3 scripts/private_start_experiment.py [--dpem PATH]
        [--fits F] [--iterations J ...] [--epsilon E] [--inits private random]
-       [--frames default spherical-first spherical-equal wide sqrtd sqrtd-raw] [--scenarios 3x2 8x5 ...] [--seed S] [--workers W]
+       [--frames default full-first spherical-first spherical-equal wide sqrtd sqrtd-raw] [--scenarios 3x2 8x5 ...] [--seed S] [--workers W]
 
 Draws well-separated Gaussian mixtures as scripts/gmm_init_experiment.py does
 (K = 3 to 10 components with unequal weights in d = 2 to 10 dimensions, full
@@ -13,13 +13,17 @@ origin with radius R = max_k ||mu_k|| + 3 sqrt(d) max_k sqrt(lambda_max(Sigma_k)
 (a bound from the generating process, not from the sample). On each mixture,
 F private fits (epsilon, delta = 1e-5, full covariances, joint release; NO
 seed: each fit draws its noise from the OS) per start, per J and per frame
-rule (--frames: `default`, dpem's adaptive radius with the clip correction;
+rule (--frames: `default`, dpem's adaptive radius with the clip correction
+and, in d >= 5, the diagonal first iteration; `full-first`, the same with
+the first iteration releasing full covariances (the default before the
+diagonal first iteration);
 `spherical-first`, the same with the opt-in spherical first iteration and
 its budget schedule (`--spherical-first-iteration on`, d >= 5 only);
 `spherical-equal`, that with the budget spread equally over the
 iterations; `wide`, the fixed radius sqrt(d) + 2 without the correction,
 the default before 2026-11-24's frame change; `sqrtd` and `sqrtd-raw`, the
-fixed radius sqrt(d) with and without the correction). Reference:
+fixed radius sqrt(d) with and without the correction; these three with the
+full first iteration). Reference:
 scikit-learn's best of 10 k-means++ starts (n_init=10, max_iter=500). Prints,
 per mixture, the fraction of fits whose held-out mean log-likelihood is
 within 0.05 nats per record of the reference's, and the median gap, as a
@@ -54,9 +58,9 @@ FRAME_RULES = {  # --frames: (fixed radius as a function of d or None, clip corr
     "full-first": (None, "on", "off", ["--diagonal-first-iteration", "off"]),
     "spherical-first": (None, "on", "on"),
     "spherical-equal": (None, "on", "on", ["--budget-schedule", "off"]),
-    "wide": (lambda d: np.sqrt(d) + 2.0, "off", "off"),
-    "sqrtd": (np.sqrt, "on", "off"),
-    "sqrtd-raw": (np.sqrt, "off", "off"),
+    "wide": (lambda d: np.sqrt(d) + 2.0, "off", "off", ["--diagonal-first-iteration", "off"]),
+    "sqrtd": (np.sqrt, "on", "off", ["--diagonal-first-iteration", "off"]),
+    "sqrtd-raw": (np.sqrt, "off", "off", ["--diagonal-first-iteration", "off"]),
 }
 
 FRAME_LABELS = {"default": "", "full-first": ", full first iteration",

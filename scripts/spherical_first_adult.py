@@ -2,7 +2,7 @@
 """The spherical first iteration on real data in d >= 5: UCI Adult.
 
 Usage: /usr/bin/python3 scripts/spherical_first_adult.py [--dpem PATH]
-       [--adult DIR] [--repeats R] [--epsilons E ...] [--components K]
+       [--adult DIR] [--repeats R] [--epsilons E ...] [--components K] [--seed S]
 
 The six numeric columns of adult.data (age, fnlwgt, education-num,
 capital-gain, capital-loss, hours-per-week; 32,561 rows), each divided by a
@@ -10,9 +10,11 @@ round public bound of its own (100 years, 1.5e6, 16 education levels, 1e5
 (the file caps capital gain at 99,999), 5,000, 100 hours a week), so that
 every record lies in the ball of radius R = sqrt(6) about the origin. For each repeat, a new
 random 90/10 train/test split; for each epsilon (delta = 1e-5), K full
-components, the default J: the default fit, the opt-in spherical first
-iteration with its budget schedule (`--spherical-first-iteration on`), and
-that with `--budget-schedule off`, unseeded. Prints the held-out mean
+components, the default J: the default fit (the diagonal first
+iteration), the full first iteration (`--diagonal-first-iteration off`),
+the opt-in spherical first iteration with its budget schedule
+(`--spherical-first-iteration on`), and that with `--budget-schedule off`,
+unseeded. Prints the held-out mean
 log-likelihood per record, median [25%, 75%], and the medians of the paired
 differences from the default. Needs numpy
 (/usr/bin/python3).
