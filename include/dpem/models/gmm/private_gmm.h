@@ -127,11 +127,13 @@ struct GmmIterationReport {
 };
 
 // The least dimension in which a private fit's first iteration releases
-// spherical statistics (GmmFitOptions::spherical_first_iteration). Below it a
+// lighter statistics, diagonal or spherical (GmmFitOptions::
+// diagonal_first_iteration, spherical_first_iteration). Below it a
 // covariance has at most 10 entries, the release saves little noise, and the
-// shape the spherical iteration ignores costs more: measured in docs/gmm.md,
-// "The spherical first iteration" (a loss on Gowalla, d = 2, and on a
-// 10-component mixture in d = 4; gains in d = 5, 8 and 10).
+// shape a lighter iteration ignores costs more: measured for the spherical
+// one in docs/gmm.md, "The spherical first iteration" (a loss on Gowalla,
+// d = 2, and on a 10-component mixture in d = 4; gains in d = 5, 8 and 10);
+// the diagonal one uses the same rule.
 inline constexpr Eigen::Index kSphericalFirstIterationMinDimension = 5;
 
 // The budget schedule of a fit with the spherical first iteration (docs/
