@@ -44,6 +44,11 @@ StatusOr<std::optional<std::string>> OptionalStringField(const json& object,
   return std::optional<std::string>(std::move(value));
 }
 
+StatusOr<bool> BoolFieldOr(const json& object, const std::string& key, bool absent) {
+  if (!object.is_object() || !object.contains(key)) return absent;
+  return BoolField(object, key);
+}
+
 std::optional<std::uint64_t> AsUnsigned(const json& v) {
   // nlohmann parses an integer without a sign as unsigned; one written with
   // a sign, or built in C++ from a signed type, is signed: it counts only if

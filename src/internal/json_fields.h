@@ -40,6 +40,11 @@ StatusOr<bool> BoolField(const nlohmann::json& object, const std::string& key);
 StatusOr<std::optional<std::string>> OptionalStringField(const nlohmann::json& object,
                                                          const std::string& key);
 
+// The boolean field `key` of `object`, or `absent` if `object` has no such
+// field (a field added to a file format later); InvalidArgument if it is
+// there but not a boolean.
+StatusOr<bool> BoolFieldOr(const nlohmann::json& object, const std::string& key, bool absent);
+
 // `v` if it is a JSON integer >= 0 (no fraction, no exponent, no minus
 // sign: "-0" is refused), else nullopt.
 std::optional<std::uint64_t> AsUnsigned(const nlohmann::json& v);

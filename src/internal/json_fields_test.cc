@@ -32,6 +32,13 @@ TEST(JsonFieldsTest, ReadsFieldsOfTheirTypeOnly) {
   EXPECT_EQ(OptionalStringField(j, "y").value(), std::nullopt);
   EXPECT_EQ(OptionalStringField(j, "s").value(), std::optional<std::string>("t"));
   EXPECT_FALSE(OptionalStringField(j, "x").ok());
+  const json flags = json::parse(R"({"on": true, "off": false, "text": "true", "one": 1})");
+  EXPECT_TRUE(BoolFieldOr(flags, "on", false).value());
+  EXPECT_FALSE(BoolFieldOr(flags, "off", true).value());
+  EXPECT_TRUE(BoolFieldOr(flags, "missing", true).value());
+  EXPECT_FALSE(BoolFieldOr(flags, "missing", false).value());
+  EXPECT_FALSE(BoolFieldOr(flags, "text", false).ok());
+  EXPECT_FALSE(BoolFieldOr(flags, "one", false).ok());
 }
 
 TEST(JsonFieldsTest, CountsAreJsonIntegersInRange) {

@@ -101,21 +101,13 @@ Status FrameRuleFrom(const json& privacy, GmmGuarantee& g) {
     return InvalidArgumentError("privacy.component_frame_rule must be adaptive or fixed");
   }
   g.adaptive_frames = rule && *rule == "adaptive";
-  g.frame_clip_correction = false;
-  if (privacy.contains("frame_clip_correction")) {
-    DPEM_ASSIGN_OR_RETURN(g.frame_clip_correction,
-                          internal::BoolField(privacy, "frame_clip_correction"));
-  }
-  g.spherical_first_iteration = false;  // Absent from older files: not used.
-  if (privacy.contains("spherical_first_iteration")) {
-    DPEM_ASSIGN_OR_RETURN(g.spherical_first_iteration,
-                          internal::BoolField(privacy, "spherical_first_iteration"));
-  }
-  g.diagonal_first_iteration = false;  // Absent from older files: not used.
-  if (privacy.contains("diagonal_first_iteration")) {
-    DPEM_ASSIGN_OR_RETURN(g.diagonal_first_iteration,
-                          internal::BoolField(privacy, "diagonal_first_iteration"));
-  }
+  // Absent from older files: not used.
+  DPEM_ASSIGN_OR_RETURN(g.frame_clip_correction,
+                        internal::BoolFieldOr(privacy, "frame_clip_correction", false));
+  DPEM_ASSIGN_OR_RETURN(g.spherical_first_iteration,
+                        internal::BoolFieldOr(privacy, "spherical_first_iteration", false));
+  DPEM_ASSIGN_OR_RETURN(g.diagonal_first_iteration,
+                        internal::BoolFieldOr(privacy, "diagonal_first_iteration", false));
   return OkStatus();
 }
 
