@@ -157,4 +157,18 @@ StatusOr<GmmParameters> InitialGmmParameters(const RowSource& unit,
   return InternalError("unhandled GmmInit");
 }
 
+GmmParameters StartReadAs(GmmParameters start, CovarianceType type) {
+  const Eigen::Index d = start.dimension();
+  start.type = type;
+  for (Eigen::MatrixXd& c : start.covariances) {
+    const Eigen::VectorXd diagonal = c.diagonal();
+    if (type == CovarianceType::kSpherical) {
+      c = Eigen::MatrixXd::Identity(d, d) * (diagonal.sum() / static_cast<double>(d));
+    } else if (type == CovarianceType::kDiagonal) {
+      c = diagonal.asDiagonal();
+    }
+  }
+  return start;
+}
+
 }  // namespace dpem::internal

@@ -67,6 +67,13 @@ StatusOr<GmmParameters> KmeansGmmStart(const RowSource& unit, int k, CovarianceT
                                        double covariance_floor, int max_iterations,
                                        const Engine& engine, Generator& gen);
 
+// The start's parameters `start`, whose covariances are isotropic (the
+// private and random starts), read as a fit of the lighter `type` for a
+// lighter first iteration (GmmFitOptions::FirstIterationCovariance): each
+// covariance replaced by its mean variance times I (kSpherical) or by its
+// diagonal (kDiagonal), exact for an isotropic one. Post-processing.
+GmmParameters StartReadAs(GmmParameters start, CovarianceType type);
+
 // The sufficient statistics of `type` of the hard assignment of every record
 // to its nearest centre (responsibilities 0 or 1); log_likelihood is 0.
 StatusOr<GmmStatistics> HardAssignmentStatistics(const RowSource& x,

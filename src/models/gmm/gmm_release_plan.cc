@@ -108,11 +108,12 @@ StatusOr<GmmReleasePlan> MakeGmmReleasePlan(const GmmFitOptions& o,
   return plan;
 }
 
-GmmReleasePlan FirstIterationPlan(const GmmReleasePlan& plan, CovarianceType type,
-                                  Eigen::Index components, Eigen::Index d) {
-  GmmReleasePlan first = plan;
-  first.split = DefaultJointNoiseSplit(type, d, components);
-  return first;
+IterationRelease PlanOfIteration(const GmmFitOptions& o, const GmmReleasePlan& plan, int it,
+                                 Eigen::Index d) {
+  IterationRelease r{it == 1 ? o.FirstIterationCovariance(d) : o.covariance,
+                     plan.ForIteration(it)};
+  if (r.type != o.covariance) r.plan.split = DefaultJointNoiseSplit(r.type, d, o.components);
+  return r;
 }
 
 Status CheckGmmReleases(const GmmFitOptions& o, const GmmReleasePlan& plan, Eigen::Index d) {
@@ -121,13 +122,9 @@ Status CheckGmmReleases(const GmmFitOptions& o, const GmmReleasePlan& plan, Eige
     // Each iteration's own multiplier (a schedule), the first's lighter
     // split if it has one.
     for (int it = 1; it <= o.iterations; ++it) {
-      const CovarianceType type = it == 1 ? o.FirstIterationCovariance(d) : o.covariance;
-      const GmmReleasePlan p = type != o.covariance
-                                   ? FirstIterationPlan(plan.ForIteration(1), type,
-                                                        o.components, d)
-                                   : plan.ForIteration(it);
-      DPEM_RETURN_IF_ERROR(CheckJointRelease(type, p.split, p.joint_multiplier, o.components, d,
-                                             p.joint_sampling));
+      const IterationRelease r = PlanOfIteration(o, plan, it, d);
+      DPEM_RETURN_IF_ERROR(CheckJointRelease(r.type, r.plan.split, r.plan.joint_multiplier,
+                                             o.components, d, r.plan.joint_sampling));
     }
     return OkStatus();
   }

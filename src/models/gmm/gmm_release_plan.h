@@ -71,13 +71,19 @@ StatusOr<GmmReleasePlan> MakeGmmReleasePlan(const GmmFitOptions& o,
                                             const CalibrationResult& cal, Eigen::Index n,
                                             Eigen::Index d);
 
-// The plan of a lighter first iteration (GmmFitOptions::
-// FirstIterationCovariance: kSpherical or kDiagonal statistics `type`) of a
-// fit whose iterations follow `plan` (joint): the same multiplier as
-// `plan`'s (pass plan.ForIteration(1)), with the block split of `type`'s
-// statistics for K components in d dimensions.
-GmmReleasePlan FirstIterationPlan(const GmmReleasePlan& plan, CovarianceType type,
-                                  Eigen::Index components, Eigen::Index d);
+// What iteration `it` (1-based) of a private fit with options `o` on
+// d-dimensional data releases, by `plan` (MakeGmmReleasePlan): the
+// covariance type of its statistics (GmmFitOptions::FirstIterationCovariance
+// for the first, the fit's own after it) and its plan (plan.ForIteration(it),
+// with the block split of that type for a lighter first iteration). The fit
+// (RunEm) and CheckGmmReleases both read it, so the release checked is the
+// one made.
+struct IterationRelease {
+  CovarianceType type = CovarianceType::kFull;
+  GmmReleasePlan plan;
+};
+IterationRelease PlanOfIteration(const GmmFitOptions& o, const GmmReleasePlan& plan, int it,
+                                 Eigen::Index d);
 
 // Checks one iteration's releases on public values alone, drawing nothing,
 // before the data is read: a release that cannot be made (a discrete grid

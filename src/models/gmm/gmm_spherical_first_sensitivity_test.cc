@@ -11,7 +11,7 @@
 // MakeGmmReleasePlan), the start it runs (InitialGmmParameters: the private
 // start for K >= 2, the random one for K = 1), the start's covariances read
 // as spherical (mean variance times I), the spherical plan
-// (FirstIterationPlan: the spherical block split at the fit's
+// (PlanOfIteration: the spherical block split at the fit's
 // multiplier), the adaptive frames from that plan's public noise scale, and
 // the spherical framed statistics (ComputeFramedStatistics). One record of
 // the data is replaced by adversarial candidates (each local frame's
@@ -161,15 +161,12 @@ Case SearchFirstIteration(int k_count, int d, std::uint64_t seed, CovarianceType
       unit, o, plan->start ? &*plan->start : nullptr, engine, gen, &ledger);
   EXPECT_TRUE(start.ok()) << start.status().ToString();
   GmmParameters params = *start;
-  // As RunLighterFirstIteration reads the start.
-  params.type = type;
-  for (Eigen::MatrixXd& c : params.covariances) {
-    const Eigen::VectorXd diagonal = c.diagonal();
-    c = type == CovarianceType::kSpherical
-            ? Eigen::MatrixXd(Eigen::MatrixXd::Identity(d, d) * (diagonal.sum() / d))
-            : Eigen::MatrixXd(diagonal.asDiagonal());
-  }
-  const GmmReleasePlan first = FirstIterationPlan(plan->ForIteration(1), type, k_count, d);
+  // As RunLighterFirstIteration reads the start and plans the release.
+  params = StartReadAs(std::move(params), type);
+  const IterationRelease release = PlanOfIteration(o, *plan, 1, d);
+  EXPECT_EQ(release.type, type);
+  const GmmReleasePlan& first = release.plan;
+  EXPECT_EQ(first.split.second, DefaultJointNoiseSplit(type, d, k_count).second);
   // The budget schedule's first share (kSphericalIterationWeight), spherical
   // only; the diagonal iteration has the others' multiplier.
   const double weight = type == CovarianceType::kSpherical ? kSphericalIterationWeight : 1.0;

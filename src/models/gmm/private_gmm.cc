@@ -114,30 +114,19 @@ Status Iterate(const RowSource& unit, const Engine& engine, const GmmFitOptions&
 }
 
 // A lighter first iteration (GmmFitOptions::FirstIterationCovariance: a
-// spherical or diagonal one): iteration 1 of a private fit with `o`'s
-// covariance type run as a fit of type `first`, from the start's isotropic
-// covariances (read as spherical, sigma^2 = trace / d, or diagonal, their
-// diagonal: exact for them), with `first`'s block split of `plan`'s
-// multiplier; its covariances (sigma^2 I, or diagonal) are then read as
-// `o`'s type, which they also are.
+// spherical or diagonal one, `first`, released by `first.plan`): iteration 1
+// of a private fit with `o`'s covariance type run as a fit of type
+// `first.type` from the start read as one (StartReadAs); its covariances
+// (sigma^2 I, or diagonal) are then read as `o`'s type, which they also are.
 Status RunLighterFirstIteration(const RowSource& unit, const Engine& engine,
-                                const GmmFitOptions& o, CovarianceType first,
-                                const internal::GmmReleasePlan& plan, double eps_i,
-                                Generator& gen, EmState& state) {
+                                const GmmFitOptions& o, const internal::IterationRelease& first,
+                                double eps_i, Generator& gen, EmState& state) {
   GmmFitOptions lighter = o;
-  lighter.covariance = first;
-  const Eigen::Index d = unit.cols();
-  const internal::GmmReleasePlan first_plan =
-      internal::FirstIterationPlan(plan, first, o.components, d);
-  state.params.type = first;
-  for (Eigen::MatrixXd& c : state.params.covariances) {
-    const Eigen::VectorXd diagonal = c.diagonal();
-    c = first == CovarianceType::kSpherical
-            ? Eigen::MatrixXd(Eigen::MatrixXd::Identity(d, d) * (diagonal.sum() / static_cast<double>(d)))
-            : Eigen::MatrixXd(diagonal.asDiagonal());
-  }
-  DPEM_RETURN_IF_ERROR(Iterate(unit, engine, lighter, MStepOptionsFor(lighter, d, &first_plan),
-                               &first_plan, eps_i, 1, gen, state));
+  lighter.covariance = first.type;
+  state.params = internal::StartReadAs(std::move(state.params), first.type);
+  DPEM_RETURN_IF_ERROR(Iterate(unit, engine, lighter,
+                               MStepOptionsFor(lighter, unit.cols(), &first.plan), &first.plan,
+                               eps_i, 1, gen, state));
   state.params.type = o.covariance;
   return OkStatus();
 }
@@ -153,20 +142,22 @@ StatusOr<EmState> RunEm(const RowSource& unit, const Engine& engine, const GmmFi
                                                                      engine, gen,
                                                                      &state.ledger));
   const double eps_i = run ? run->cal.per_release_epsilon : kInfinity;
-  int it = 1;
-  const CovarianceType first = o.FirstIterationCovariance(unit.cols());
-  if (plan != nullptr && first != o.covariance) {
-    DPEM_RETURN_IF_ERROR(RunLighterFirstIteration(unit, engine, o, first, plan->ForIteration(1),
-                                                  eps_i, gen, state));
-    ++it;
-  }
-  for (; it <= o.iterations; ++it) {
-    // Iteration it's share of the budget schedule (the plan itself without one).
-    std::optional<internal::GmmReleasePlan> scheduled;
-    if (plan != nullptr) scheduled = plan->ForIteration(it);
-    const internal::GmmReleasePlan* p = scheduled ? &*scheduled : nullptr;
-    DPEM_RETURN_IF_ERROR(Iterate(unit, engine, o, MStepOptionsFor(o, unit.cols(), p), p, eps_i,
-                                 it, gen, state));
+  const Eigen::Index d = unit.cols();
+  for (int it = 1; it <= o.iterations; ++it) {
+    if (plan == nullptr) {
+      DPEM_RETURN_IF_ERROR(
+          Iterate(unit, engine, o, MStepOptionsFor(o, d, nullptr), nullptr, eps_i, it, gen, state));
+      continue;
+    }
+    // Iteration it's release: its share of the budget schedule, and a
+    // lighter type in the first iteration if the fit has one.
+    const internal::IterationRelease r = internal::PlanOfIteration(o, *plan, it, d);
+    if (r.type != o.covariance) {
+      DPEM_RETURN_IF_ERROR(RunLighterFirstIteration(unit, engine, o, r, eps_i, gen, state));
+    } else {
+      DPEM_RETURN_IF_ERROR(Iterate(unit, engine, o, MStepOptionsFor(o, d, &r.plan), &r.plan,
+                                   eps_i, it, gen, state));
+    }
   }
   return state;
 }
@@ -185,9 +176,9 @@ StatusOr<PrivateRun> PlanPrivateFit(const GmmFitOptions& o, Eigen::Index n, Eige
   g.frame_radius = FrameRadius(o, d);
   g.adaptive_frames = g.frame_radius > 0.0 && o.frame_radius == 0.0;
   g.frame_clip_correction = g.frame_radius > 0.0 && o.frame_clip_correction;
+  const CovarianceType first = o.FirstIterationCovariance(d);
   g.spherical_first_iteration = o.SphericalFirstIteration(d);
-  g.diagonal_first_iteration = o.FirstIterationCovariance(d) == CovarianceType::kDiagonal &&
-                               o.covariance != CovarianceType::kDiagonal;
+  g.diagonal_first_iteration = first == CovarianceType::kDiagonal && first != o.covariance;
   g.iteration_weights = run.cal.iteration_weights;
   return run;
 }
