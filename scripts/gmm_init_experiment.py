@@ -17,7 +17,6 @@ log-likelihood is within 0.05 nats per record of the reference's, as a
 Markdown table on stdout. Needs numpy and scikit-learn (/usr/bin/python3).
 """
 import argparse
-import json
 import os
 import subprocess
 import tempfile
@@ -27,6 +26,7 @@ import numpy as np
 from sklearn.mixture import GaussianMixture
 
 from lib import options
+from lib.scoring import held_out_log_likelihood
 
 SCENARIOS = [(3, 2), (5, 3), (8, 5), (6, 8), (10, 4), (10, 10)]  # (K, d)
 N_TRAIN = N_TEST = 20000
@@ -74,10 +74,7 @@ def dpem_fit(dpem, train, test, k, iterations, seed, init, workdir):
     if init is not None:
         cmd += ["--init", init]
     subprocess.run(cmd, check=True, capture_output=True)
-    out = subprocess.run([dpem, "score", "--model", model, "--input", test, "--json"],
-                         check=True, capture_output=True, text=True).stdout
-    os.remove(model)
-    return json.loads(out)["mean_log_likelihood"]
+    return held_out_log_likelihood(dpem, model, test)
 
 
 def run_scenario(args, k, d, rng, workdir):

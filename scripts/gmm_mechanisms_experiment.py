@@ -19,7 +19,6 @@ Needs numpy, matplotlib (/usr/bin/python3) and build/dpem.
 """
 import argparse
 import concurrent.futures
-import json
 import os
 import subprocess
 import tempfile
@@ -27,6 +26,7 @@ import tempfile
 import numpy as np
 
 from lib.plots import plot_log_likelihood_quartiles, print_quartile_table
+from lib.scoring import held_out_log_likelihood
 
 DPEM = "build/dpem"
 EPSILONS = [0.1, 0.2, 0.5, 1, 2, 4]
@@ -80,10 +80,7 @@ def fit_and_score(name, train, test, eps, flags, seed, workdir):
     fit = subprocess.run(cmd, capture_output=True, text=True)
     if fit.returncode != 0:  # e.g. the moments accountant cannot certify epsilon = 0.1.
         return float("nan")
-    out = subprocess.run([DPEM, "score", "--model", model, "--input", test, "--json"],
-                         check=True, capture_output=True, text=True).stdout
-    os.remove(model)
-    return json.loads(out)["mean_log_likelihood"]
+    return held_out_log_likelihood(DPEM, model, test)
 
 
 def run_repeat(name, rep, workdir):

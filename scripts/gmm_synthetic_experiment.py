@@ -17,7 +17,6 @@ docs/figures). Needs numpy and matplotlib (/usr/bin/python3) and build/dpem.
 """
 import argparse
 import concurrent.futures
-import json
 import os
 import subprocess
 import tempfile
@@ -25,6 +24,7 @@ import tempfile
 import numpy as np
 
 from lib.plots import plot_log_likelihood_quartiles, print_quartile_table
+from lib.scoring import held_out_log_likelihood
 
 DPEM = "build/dpem"
 NS = [500, 1000, 2000, 4000, 8000, 16000, 32000, 64000, 128000, 256000]
@@ -56,9 +56,7 @@ def fit_and_score(train, test, accountant, seed, workdir):
         cmd += ["--epsilon", str(EPSILON), "--delta", str(DELTA), "--accountant", accountant,
                 "--init", "random"]
     subprocess.run(cmd, check=True, capture_output=True)
-    out = subprocess.run([DPEM, "score", "--model", model, "--input", test, "--json"],
-                         check=True, capture_output=True, text=True).stdout
-    return json.loads(out)["mean_log_likelihood"]
+    return held_out_log_likelihood(DPEM, model, test, remove=False)
 
 
 def run_one(n, rep, workdir):

@@ -31,7 +31,6 @@ Markdown table. Needs numpy and scikit-learn (/usr/bin/python3).
 """
 import argparse
 import concurrent.futures
-import json
 import os
 import subprocess
 import tempfile
@@ -41,6 +40,7 @@ import numpy as np
 from sklearn.mixture import GaussianMixture
 
 from gmm_init_experiment import N_TEST, N_TRAIN, TOLERANCE, draw_mixture, sample
+from lib.scoring import held_out_log_likelihood
 
 DEFAULT_SCENARIOS = ["3x2", "5x3", "8x5", "6x8", "10x4", "10x10"]  # K x d
 
@@ -83,10 +83,7 @@ def private_fit(args, train, test, k, j, init, flags, radius, workdir, tag):
            str(k), "--iterations", str(j), "--epsilon", str(args.epsilon), "--delta", "1e-5",
            "--data-norm", str(radius), "--quiet", "--threads", "1", "--init", init] + flags
     subprocess.run(cmd, check=True, capture_output=True)
-    out = subprocess.run([args.dpem, "score", "--model", model, "--input", test, "--json"],
-                         check=True, capture_output=True, text=True).stdout
-    os.remove(model)
-    return json.loads(out)["mean_log_likelihood"]
+    return held_out_log_likelihood(args.dpem, model, test)
 
 
 def run_scenario(args, k, d, rng, workdir, pool):

@@ -31,7 +31,6 @@ at every epsilon. Needs numpy (/usr/bin/python3) and build/dpem.
 """
 import argparse
 import concurrent.futures
-import json
 import os
 import subprocess
 import tempfile
@@ -39,6 +38,7 @@ import tempfile
 import numpy as np
 
 from gmm_mechanisms_experiment import DELTA, DPEM, EPSILONS, SETTINGS, data_for
+from lib.scoring import held_out_log_likelihood
 
 
 # The variants that --wide-frames and --full-first add, each beside the default.
@@ -55,10 +55,7 @@ def fit_and_score(name, train, test, eps, init, j, flags, workdir, tag):
            "--iterations", str(j), "--covariance", s["cov"], "--quiet", "--threads", "1",
            "--epsilon", str(eps), "--delta", str(DELTA), "--init", init] + s["domain"] + flags
     subprocess.run(cmd, check=True, capture_output=True)
-    out = subprocess.run([DPEM, "score", "--model", model, "--input", test, "--json"],
-                         check=True, capture_output=True, text=True).stdout
-    os.remove(model)
-    return json.loads(out)["mean_log_likelihood"]
+    return held_out_log_likelihood(DPEM, model, test)
 
 
 def variants(args):

@@ -20,7 +20,6 @@ differences from the default. Needs numpy
 (/usr/bin/python3).
 """
 import concurrent.futures
-import json
 import os
 import subprocess
 import tempfile
@@ -28,6 +27,7 @@ import tempfile
 import numpy as np
 
 from lib.options import dpem_parser
+from lib.scoring import held_out_log_likelihood
 
 COLUMNS = (0, 2, 4, 10, 11, 12)
 SCALES = np.array([100.0, 1.5e6, 16.0, 1e5, 5000.0, 100.0])
@@ -51,10 +51,7 @@ def fit_and_score(dpem, train, test, k, eps, flags, workdir, tag):
                     str(k), "--epsilon", str(eps), "--delta", "1e-5", "--data-norm",
                     str(np.sqrt(len(COLUMNS))), "--quiet", "--threads", "1"] + flags,
                    check=True, capture_output=True)
-    out = subprocess.run([dpem, "score", "--model", model, "--input", test, "--json"],
-                         check=True, capture_output=True, text=True).stdout
-    os.remove(model)
-    return json.loads(out)["mean_log_likelihood"]
+    return held_out_log_likelihood(dpem, model, test)
 
 
 def main():
