@@ -87,9 +87,9 @@ void BM_FaFitStep(benchmark::State& state) {
   const FaEmOptions o = Em(100, state.range(3) != 0);
   for (auto _ : state) {
     Eigen::MatrixXd s = released;
-    StatusOr<internal::Eigenpairs> top = internal::RepairEigenvalues(s, 1e-6, repair, o);
-    if (!top.ok()) state.SkipWithError(top.status().ToString().c_str());
-    StatusOr<FaParameters> fit = internal::FitFaWithEigenpairs(s, *top, o);
+    StatusOr<internal::RepairedSpectrum> r = internal::RepairEigenvalues(s, 1e-6, repair, o);
+    if (!r.ok()) state.SkipWithError(r.status().ToString().c_str());
+    StatusOr<FaParameters> fit = internal::FitFaWithEigenpairs(s, r->top, o);
     if (!fit.ok()) state.SkipWithError(fit.status().ToString().c_str());
     benchmark::DoNotOptimize(fit);
   }

@@ -31,6 +31,19 @@ Status RequireAtLeast(std::string_view flag, long long value, long long minimum)
                               std::to_string(minimum) + ", got " + std::to_string(value));
 }
 
+Status RequireNonNegativeFinite(std::string_view flag, double value) {
+  if (value >= 0.0 && std::isfinite(value)) return OkStatus();
+  return InvalidArgumentError(std::string(flag) + ": must be finite and >= 0, got " +
+                              std::to_string(value));
+}
+
+StatusOr<bool> OnOff(std::string_view flag, const std::string& value) {
+  if (value != "on" && value != "off") {
+    return InvalidArgumentError(std::string(flag) + " must be on or off");
+  }
+  return value == "on";
+}
+
 Status RequireAtMost(std::string_view flag, long long value, long long maximum) {
   if (value <= maximum) return OkStatus();
   return InvalidArgumentError(std::string(flag) + ": must be <= " + std::to_string(maximum));

@@ -48,6 +48,10 @@ Command AddSubcommand(CLI::App& parent, const std::string& name, const std::stri
 Status RequirePositiveFinite(std::string_view flag, double value);
 Status RequireOpenUnitInterval(std::string_view flag, double value);
 Status RequireAtLeast(std::string_view flag, long long value, long long minimum);
+Status RequireNonNegativeFinite(std::string_view flag, double value);
+// The value of an on/off flag: true for "on", false for "off", InvalidArgument
+// "--flag must be on or off" otherwise.
+StatusOr<bool> OnOff(std::string_view flag, const std::string& value);
 // InvalidArgument "--flag: must be <= MAXIMUM" (the bound of a size flag).
 Status RequireAtMost(std::string_view flag, long long value, long long maximum);
 StatusOr<AccountantKind> ParseAccountantFlag(std::string_view flag,

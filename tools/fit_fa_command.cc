@@ -24,8 +24,11 @@ struct FitFaFlags {
   long long factors = 0;
   long long iterations = 100;
   double eigenvalue_floor = 1e-6;
-  std::string eigenvalue_repair = "floor";
+  std::string eigenvalue_repair = "shift-back";
   double variance_floor = 1e-6;
+  double variance_noise_floor = kFaVarianceNoiseFloor;
+  double tolerance = kFaEmTolerance;
+  std::string approximate_start = "on";
 };
 
 // fit fa's line in dpem fit --help, and the help of the shared flags whose
@@ -48,12 +51,19 @@ StatusOr<FaFitOptions> OptionsFromFlags(FitFaFlags& f) {
   }
   o.em.factors = static_cast<int>(f.factors);
   o.em.iterations = static_cast<int>(f.iterations);
+  DPEM_RETURN_IF_ERROR(RequireNonNegativeFinite("--tolerance", f.tolerance));
+  o.em.tolerance = f.tolerance;
   DPEM_RETURN_IF_ERROR(RequirePositiveFinite("--variance-floor", f.variance_floor));
   o.em.variance_floor = f.variance_floor;
   DPEM_RETURN_IF_ERROR(RequirePositiveFinite("--eigenvalue-floor", f.eigenvalue_floor));
   o.eigenvalue_floor = f.eigenvalue_floor;
-  o.eigenvalue_repair = f.eigenvalue_repair == "floor" ? FaEigenvalueRepair::kFloor
-                                                       : FaEigenvalueRepair::kShift;
+  o.eigenvalue_repair = f.eigenvalue_repair == "floor"   ? FaEigenvalueRepair::kFloor
+                        : f.eigenvalue_repair == "shift" ? FaEigenvalueRepair::kShift
+                                                         : FaEigenvalueRepair::kShiftBack;
+  DPEM_RETURN_IF_ERROR(RequireNonNegativeFinite("--variance-noise-floor",
+                                               f.variance_noise_floor));
+  o.variance_noise_floor = f.variance_noise_floor;
+  DPEM_ASSIGN_OR_RETURN(o.approximate_start, OnOff("--approximate-start", f.approximate_start));
   DPEM_ASSIGN_OR_RETURN(o.epsilon, EpsilonFromFlags(f.fit));
   DPEM_ASSIGN_OR_RETURN(o.engine, EngineFromFlags(f.fit));
   DPEM_RETURN_IF_ERROR(DomainFromFlags(f.fit, o.IsPrivate(), o.epsilon, o.domain));
@@ -88,18 +98,31 @@ void Prepare(const FitFlagTable& table, const FitFaFlags& f, FaFitOptions& o, Fi
 void AddOptions(CLI::App* app, FitFaFlags& f) {
   app->add_option("--factors", f.factors, "Number of factors L (1 <= L <= d)")->required();
   app->add_option("--iterations", f.iterations,
-                  "EM iterations J on the released second moment (default 100; free of "
-                  "privacy cost)");
+                  "EM iterations J on the released second moment, at most (default 100; "
+                  "free of privacy cost)");
+  app->add_option("--tolerance", f.tolerance,
+                  "Stop EM after an iteration that raised the mean log-likelihood of the "
+                  "(released) second moment by less than this, in nats per record, as "
+                  "scikit-learn's FactorAnalysis tol (default 1e-2; 0: run all J)");
   app->add_option("--eigenvalue-floor", f.eigenvalue_floor,
                   "Floor of the eigenvalues of the released second moment / N, unit-ball "
                   "units (default 1e-6)");
   app->add_option("--eigenvalue-repair", f.eigenvalue_repair,
                   "How a private fit raises the released second moment's eigenvalues to the "
-                  "floor: floor (default: raise those below it, the best likelihood; needs "
-                  "every eigenpair, O(d^3) when any is below) or shift (add a multiple of the "
-                  "identity: needs the extreme eigenvalues only, much faster for large d, "
-                  "lower likelihood)")
-      ->check(CLI::IsMember({"shift", "floor"}));
+                  "floor for EM: shift-back (default: add a multiple c of the identity, and "
+                  "take c back out of Psi after EM; needs the extreme eigenvalues only), "
+                  "shift (the same, c left in Psi: a lower likelihood) or floor (raise those "
+                  "below it; needs every eigenpair, O(d^3) when any is below; a lower "
+                  "likelihood). docs/factor_analysis.md, \"The eigenvalue repair\"")
+      ->check(CLI::IsMember({"shift-back", "shift", "floor"}));
+  app->add_option("--approximate-start", f.approximate_start,
+                  "on (default): a private fit starts EM from approximate top eigenpairs "
+                  "(randomized subspace iteration) for d > 128; off: Lanczos's")
+      ->check(CLI::IsMember({"on", "off"}));
+  app->add_option("--variance-noise-floor", f.variance_noise_floor,
+                  "With shift-back: the floor of Psi, in standard deviations of the "
+                  "release's noise on a diagonal entry of the second moment (default 1; "
+                  "public)");
   app->add_option("--variance-floor", f.variance_floor,
                   "Floor of the noise variances Psi, unit-ball units (default 1e-6)");
 }

@@ -55,12 +55,6 @@ Status ParsedFlagsInto(const FitGmmFlags& f, GmmFitOptions& o) {
   return OkStatus();
 }
 
-// The value of an on/off flag.
-StatusOr<bool> OnOff(const std::string& flag, const std::string& value) {
-  if (value != "on" && value != "off") return InvalidArgumentError(flag + " must be on or off");
-  return value == "on";
-}
-
 // The release's flags: only meaningful (and then required) for private fits.
 Status ReleaseFlagsInto(FitGmmFlags& f, GmmFitOptions& o) {
   o.unsafe_paper_mechanisms = f.unsafe_paper_mechanisms;

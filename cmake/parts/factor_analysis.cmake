@@ -14,12 +14,14 @@ if(TARGET Spectra::Spectra)
 endif()
 find_path(DPEM_SPECTRA_INCLUDE_DIR Spectra/SymEigsSolver.h HINTS ${DPEM_SPECTRA_HINT} REQUIRED)
 target_include_directories(dpem SYSTEM PRIVATE ${DPEM_SPECTRA_INCLUDE_DIR})
-dpem_add_sources(dpem src/internal eigen_solver krylov_eigen_solver symmetric_product)
+dpem_add_sources(dpem src/internal eigen_solver krylov_eigen_solver randomized_eigen_solver
+                 symmetric_product)
 dpem_add_sources(dpem src/models/factor_analysis factor_analysis factor_analysis_fit
                  factor_analysis_spectrum fa_model_io)
 target_link_libraries(dpem PRIVATE PkgConfig::DPEM_LAPACKE)
 if(DPEM_BUILD_TESTS)
-  dpem_add_tests(src/internal eigen_solver_test krylov_eigen_solver_test symmetric_product_test)
+  dpem_add_tests(src/internal eigen_solver_test krylov_eigen_solver_test
+                 randomized_eigen_solver_test symmetric_product_test)
   dpem_add_tests(src/models/factor_analysis factor_analysis_test factor_analysis_spectrum_test
                  factor_analysis_sklearn_test fa_model_io_test)
   target_compile_definitions(factor_analysis_sklearn_test PRIVATE

@@ -274,7 +274,9 @@ class DpemEstimator(BaseEstimator):
         self._model_json = model_json
         self._model = model
         self.privacy_ = document["privacy"]
-        self.n_iter_ = document["iterations"]
+        # The iterations run where the model file says (factor analysis
+        # stops at its tol), else the J that every iteration ran.
+        self.n_iter_ = document.get("iterations_run", document["iterations"])
         self._set_model_attributes(model, document)
 
     @classmethod

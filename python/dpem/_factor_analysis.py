@@ -24,7 +24,11 @@ class FactorAnalysis(LikelihoodMixin, TransformerMixin, DpemEstimator):
     epsilon, delta, data_norm, data_center, bounds_epsilon, random_state, budget, n_jobs
         As for :class:`dpem.GaussianMixture`.
     max_iter : int or None, default=None
-        EM iterations on the released matrix (post-processing); None: 100.
+        EM iterations on the released matrix at most (post-processing); None: 100.
+    tol : float, default=1e-2
+        EM stops after an iteration that raised the mean log-likelihood of
+        the released matrix by less than ``tol`` (scikit-learn's ``tol``);
+        0 runs all ``max_iter``.
 
     Attributes
     ----------
@@ -33,18 +37,20 @@ class FactorAnalysis(LikelihoodMixin, TransformerMixin, DpemEstimator):
     noise_variance_ : ndarray of shape (n_features,)
     mean_ : ndarray of shape (n_features,)
         The public centre.
-    privacy_, n_iter_, n_features_in_, feature_names_in_
+    n_iter_ : int
+        The EM iterations run (at most ``max_iter``).
+    privacy_, n_features_in_, feature_names_in_
     """
 
     _required_parameters = ["n_components", "epsilon", "data_norm"]
     _fit_function = staticmethod(_core.fit_fa)
     _model_class = _core.FaModel
     _model_format = "dpem-fa"
-    _model_params = ("n_components", "max_iter")
+    _model_params = ("n_components", "max_iter", "tol")
 
     __init__ = estimator_init("n_components", [
         "epsilon", "delta", "data_norm", "data_center", "bounds_epsilon", "max_iter",
-        "random_state", "budget", "n_jobs"])
+        ("tol", 1e-2), "random_state", "budget", "n_jobs"])
 
     def _set_model_attributes(self, model, document):
         self.components_ = np.asarray(model.loadings).T.copy()
@@ -53,7 +59,8 @@ class FactorAnalysis(LikelihoodMixin, TransformerMixin, DpemEstimator):
 
     @staticmethod
     def _own_params_of_model(document, privacy):
-        return {"n_components": int(document["factors"]), "max_iter": int(document["iterations"])}
+        return {"n_components": int(document["factors"]), "max_iter": int(document["iterations"]),
+                "tol": float(document.get("tolerance", 0.0))}  # 0: files from before tol.
 
     def transform(self, X):
         """E[z | x] for each row of X (n x L), as ``dpem transform``."""

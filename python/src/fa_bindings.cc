@@ -15,12 +15,13 @@
 namespace dpem::python {
 namespace {
 
-// The model's own arguments (dpem/_factor_analysis.py): n_components (L)
-// and max_iter (J, 100 when None, as `dpem fit fa`).
+// The model's own arguments (dpem/_factor_analysis.py): n_components (L),
+// max_iter (J, 100 when None, as `dpem fit fa`) and tol (EM's tolerance).
 FaFitOptions FaOptions(const py::dict& args) {
   FaFitOptions o;
   o.em.factors = Get<int>(args, "n_components", 0);
   o.em.iterations = Get<int>(args, "max_iter", 100);
+  o.em.tolerance = Get<double>(args, "tol", kFaEmTolerance);
   return o;
 }
 

@@ -149,17 +149,50 @@ TEST(FaCliTest, AReleasedDomainIsComposedIntoTheGuaranteeAndTheModelIsUsable) {
                 .exit_code, 0);
 }
 
-// The same release (same seed) repaired two ways: at epsilon 0.5 with 60
+// The same release (same seed) repaired three ways: at epsilon 0.5 with 60
 // records in d = 4 the noisy second moment has a negative eigenvalue, so the
-// shift and the floor give different models from one ledger.
+// shift and the floor give different models from one ledger; shift-back (the
+// default) is the shift's model with the shift taken out of Psi: the same
+// loadings, and each noise variance either the shift's less one common c > 0
+// or the floor psi_min = (noise scale / N) R^2, read from the file's ledger.
 TEST(FaCliTest, TheEigenvalueRepairIsAnOption) {
   const std::string flags =
-      "--factors 1 --epsilon 0.5 --delta 1e-5 --data-norm 3 --seed 4 --quiet --eigenvalue-repair ";
-  const json shift = json::parse(ReadBytes(Fit(flags + "shift", "fa_shift.json")));
-  const json floor = json::parse(ReadBytes(Fit(flags + "floor", "fa_floor.json")));
+      "--factors 1 --epsilon 0.5 --delta 1e-5 --data-norm 3 --seed 4 --quiet";
+  const json shift =
+      json::parse(ReadBytes(Fit(flags + " --eigenvalue-repair shift", "fa_shift.json")));
+  const json floor =
+      json::parse(ReadBytes(Fit(flags + " --eigenvalue-repair floor", "fa_floor.json")));
+  const json back =
+      json::parse(ReadBytes(Fit(flags + " --eigenvalue-repair shift-back", "fa_back.json")));
+  const json by_default = json::parse(ReadBytes(Fit(flags, "fa_default.json")));
   EXPECT_EQ(shift.at("privacy").at("releases"), floor.at("privacy").at("releases"));
+  EXPECT_EQ(shift.at("privacy").at("releases"), back.at("privacy").at("releases"));
   EXPECT_NE(shift.at("parameters").at("noise_variances"),
             floor.at("parameters").at("noise_variances"));
+  EXPECT_EQ(back.at("parameters"), by_default.at("parameters"));
+  EXPECT_EQ(back.at("parameters").at("loadings"), shift.at("parameters").at("loadings"));
+  const std::vector<double> psi_back = back.at("parameters").at("noise_variances");
+  const std::vector<double> psi_shift = shift.at("parameters").at("noise_variances");
+  ASSERT_EQ(psi_back.size(), psi_shift.size());
+  const double r = back.at("data_transform").at("data_norm").get<double>();
+  const double psi_min = back.at("privacy").at("releases").at(0).at("noise_scale").get<double>() /
+                         back.at("n").get<double>() * r * r;
+  std::vector<double> differences;  // psi_shift - psi_back where not floored.
+  int floored = 0;
+  for (std::size_t j = 0; j < psi_back.size(); ++j) {
+    if (std::abs(psi_back[j] - psi_min) <= 1e-12 * psi_min) {
+      ++floored;
+    } else {
+      EXPECT_GT(psi_back[j], psi_min) << j;
+      differences.push_back(psi_shift[j] - psi_back[j]);
+    }
+  }
+  ASSERT_FALSE(differences.empty());
+  EXPECT_GT(floored, 0);  // This release has both kinds.
+  EXPECT_GT(differences[0], 0.0);
+  for (double c : differences) EXPECT_NEAR(c, differences[0], 1e-9 * differences[0]);
+  EXPECT_LE(back.at("iterations_run").get<int>(), back.at("iterations").get<int>());
+  EXPECT_EQ(back.at("tolerance").get<double>(), 1e-2);
 }
 
 TEST(FaCliTest, TransformAndSampleWriteTheRightShapes) {
@@ -192,6 +225,11 @@ TEST(FaCliTest, RejectsBadFlagsAndData) {
              {" --factors 1 --epsilon 1 --delta 1e-5 --data-norm 0", "--data-norm"},
              {" --factors 1 --epsilon 1 --delta 1e-5 --data-norm 1 --eigenvalue-repair clip",
               "--eigenvalue-repair"},
+             {" --factors 1 --epsilon inf --tolerance -1", "--tolerance"},
+             {" --factors 1 --epsilon 1 --delta 1e-5 --data-norm 1 --variance-noise-floor -1",
+              "--variance-noise-floor"},
+             {" --factors 1 --epsilon 1 --delta 1e-5 --data-norm 1 --approximate-start maybe",
+              "--approximate-start"},
              {" --factors 1 --epsilon 1 --delta 1e-5 --data-norm 1 --data-center 0,0", "centre"}});
   Eigen::MatrixXd nan_data = TestData();
   nan_data(5, 1) = std::nan("");

@@ -5,7 +5,10 @@
 // fields of a private fit.
 #include "dpem/models/factor_analysis/fa_model_io.h"
 
+#include <cmath>
+#include <cstdint>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -79,6 +82,8 @@ void internal::ModelFileFormat<FaFit>::AddFields(const FaFit& fit, json& model) 
   model["dimension"] = p.dimension();
   model["factors"] = p.factors();
   model["parameters"] = ParametersToJson(p);
+  model["iterations_run"] = fit.iterations_run;
+  model["tolerance"] = fit.tolerance;
   if (fit.guarantee.is_private) {
     model["privacy"]["mechanism"] = "analyze-gauss";
     model["privacy"]["noise_multiplier"] = fit.guarantee.noise_multiplier;
@@ -88,6 +93,20 @@ void internal::ModelFileFormat<FaFit>::AddFields(const FaFit& fit, json& model) 
 template <>
 Status internal::ModelFileFormat<FaFit>::ReadFields(const json& model, FaFit& fit) {
   DPEM_ASSIGN_OR_RETURN(fit.parameters, ParametersFrom(model));
+  // Optional: files written before EM could stop early do not have it.
+  if (model.contains("iterations_run")) {
+    const std::optional<std::uint64_t> run = internal::AsUnsigned(model["iterations_run"]);
+    if (!run || *run > static_cast<std::uint64_t>(fit.iterations)) {
+      return InvalidArgumentError("'iterations_run' must be an integer from 0 to 'iterations'");
+    }
+    fit.iterations_run = static_cast<int>(*run);
+  }
+  if (model.contains("tolerance")) {
+    DPEM_ASSIGN_OR_RETURN(fit.tolerance, internal::NumberField(model, "tolerance"));
+    if (!(fit.tolerance >= 0.0 && std::isfinite(fit.tolerance))) {
+      return InvalidArgumentError("'tolerance' must be finite and >= 0");
+    }
+  }
   DPEM_RETURN_IF_ERROR(internal::CheckCenterLength(fit.domain, fit.parameters.dimension()));
   if (fit.guarantee.is_private) {
     DPEM_ASSIGN_OR_RETURN(const json* privacy, internal::Field(model, "privacy"));

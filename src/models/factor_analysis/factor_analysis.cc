@@ -7,8 +7,10 @@
 #include <Eigen/Eigenvalues>
 
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <string>
+#include <utility>
 
 #include "dpem/random/samplers.h"
 #include "internal/symmetric_product.h"
@@ -16,6 +18,8 @@
 
 namespace dpem {
 namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 // The L x L matrix M = I + W^T Psi^{-1} W, its Cholesky factor, and
 // A = Psi^{-1} W (d x L): what every density and posterior needs.
@@ -219,6 +223,9 @@ Status FaEmOptions::Validate() const {
   if (!(variance_floor > 0.0 && std::isfinite(variance_floor))) {
     return InvalidArgumentError("variance floor must be finite and > 0");
   }
+  if (!(tolerance >= 0.0 && std::isfinite(tolerance))) {
+    return InvalidArgumentError("EM tolerance must be finite and >= 0");
+  }
   if (threads < 0) return InvalidArgumentError("threads must be >= 0 (0 = all cores)");
   if (dense_max_dimension < 0) return InvalidArgumentError("dense_max_dimension must be >= 0");
   return OkStatus();
@@ -243,7 +250,7 @@ StatusOr<FaParameters> FitFaToSecondMoment(const Eigen::MatrixXd& s, const FaEmO
 namespace dpem::internal {
 
 StatusOr<FaParameters> FitFaWithEigenpairs(const Eigen::MatrixXd& s, const Eigenpairs& top,
-                                           const FaEmOptions& o) {
+                                           const FaEmOptions& o, int* iterations_run) {
   DPEM_RETURN_IF_ERROR(o.Validate());
   if (top.values.size() < o.factors || top.vectors.rows() != s.rows()) {
     return InvalidArgumentError("too few eigenpairs for the number of factors");
@@ -255,6 +262,9 @@ StatusOr<FaParameters> FitFaWithEigenpairs(const Eigen::MatrixXd& s, const Eigen
   // a tiny floor) ends EM with the last valid parameters instead of failing
   // the fit.
   StatusOr<EmState> state = Prepare(p, s, o.threads);
+  double log_likelihood =
+      state.ok() ? SecondMomentLogLikelihood(*state, s_diagonal) : -kInfinity;
+  int run = 0;
   for (int it = 1; it <= o.iterations && state.ok(); ++it) {
     FaParameters next;
     if (!EmStep(*state, s_diagonal, o.variance_floor, next).ok() ||
@@ -262,10 +272,16 @@ StatusOr<FaParameters> FitFaWithEigenpairs(const Eigen::MatrixXd& s, const Eigen
       break;
     }
     p = next;
+    run = it;
     if (it == o.iterations && !o.progress) break;  // No product left to need.
     state = Prepare(std::move(next), s, o.threads);
-    if (o.progress && state.ok()) o.progress(it, SecondMomentLogLikelihood(*state, s_diagonal));
+    if (!state.ok()) break;
+    const double previous = std::exchange(log_likelihood,
+                                          SecondMomentLogLikelihood(*state, s_diagonal));
+    if (o.progress) o.progress(it, log_likelihood);
+    if (log_likelihood - previous < o.tolerance) break;  // Converged (FaEmOptions::tolerance).
   }
+  if (iterations_run != nullptr) *iterations_run = run;
   Canonicalise(p);
   return p;
 }

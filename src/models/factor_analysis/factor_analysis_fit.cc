@@ -176,9 +176,10 @@ FaParameters ToOriginalUnits(FaParameters p, const DataDomain& d) {
 }
 
 // The model of the unit-ball records: from the released second moment,
-// its eigenvalues repaired (private), or from the exact one (plain).
+// its eigenvalues repaired (private), or from the exact one (plain); the
+// number of EM iterations made goes to `iterations_run`.
 StatusOr<FaParameters> FitInUnitBall(const internal::FitStart& start, const FaFitOptions& o,
-                                     Generator& gen, FaGuarantee& g) {
+                                     Generator& gen, FaGuarantee& g, int& iterations_run) {
   const double n = static_cast<double>(start.unit.rows());
   FaEmOptions em = o.em;
   if (em.threads == 0) em.threads = start.engine.threads();
@@ -186,14 +187,24 @@ StatusOr<FaParameters> FitInUnitBall(const internal::FitStart& start, const FaFi
   if (!o.IsPrivate()) {
     DPEM_ASSIGN_OR_RETURN(s, SecondMomentSum(start.unit, start.engine));
     s /= n;
-    return FitFaToSecondMoment(s, em);
+    DPEM_ASSIGN_OR_RETURN(const internal::Eigenpairs top,
+                          internal::LeadingEigenpairs(s, em.factors, em));
+    return internal::FitFaWithEigenpairs(s, top, em, &iterations_run);
   }
   DPEM_ASSIGN_OR_RETURN(s, ReleaseAndCertify(start.unit, o, start.engine, gen, g));
   s /= n;
-  DPEM_ASSIGN_OR_RETURN(const internal::Eigenpairs top,
+  DPEM_ASSIGN_OR_RETURN(const internal::RepairedSpectrum repaired,
                         internal::RepairEigenvalues(s, o.eigenvalue_floor, o.eigenvalue_repair,
-                                                    em));
-  return internal::FitFaWithEigenpairs(s, top, em);
+                                                    em, o.approximate_start));
+  DPEM_ASSIGN_OR_RETURN(FaParameters p, internal::FitFaWithEigenpairs(s, repaired.top, em,
+                                                                      &iterations_run));
+  if (o.eigenvalue_repair == FaEigenvalueRepair::kShiftBack) {
+    // The release's noise on one diagonal entry of S~ = T~ / N: public.
+    const double diagonal_noise = g.ledger.releases().front().noise_scale / n;
+    internal::TakeShiftBack(p, repaired.shift,
+                            std::max(em.variance_floor, o.variance_noise_floor * diagonal_noise));
+  }
+  return p;
 }
 
 }  // namespace
@@ -237,9 +248,13 @@ Status FaFitOptions::Validate() const {
   if (!(eigenvalue_floor > 0.0 && std::isfinite(eigenvalue_floor))) {
     return InvalidArgumentError("eigenvalue floor must be finite and > 0");
   }
-  if (eigenvalue_repair != FaEigenvalueRepair::kShift &&
+  if (eigenvalue_repair != FaEigenvalueRepair::kShiftBack &&
+      eigenvalue_repair != FaEigenvalueRepair::kShift &&
       eigenvalue_repair != FaEigenvalueRepair::kFloor) {
-    return InvalidArgumentError("eigenvalue repair must be kShift or kFloor");
+    return InvalidArgumentError("eigenvalue repair must be kShiftBack, kShift or kFloor");
+  }
+  if (!(variance_noise_floor >= 0.0 && std::isfinite(variance_noise_floor))) {
+    return InvalidArgumentError("variance noise floor must be finite and >= 0");
   }
   if (!IsPrivate()) return OkStatus();
   if (!(delta > 0.0 && delta < 1.0)) return InvalidArgumentError("delta must be in (0, 1)");
@@ -269,10 +284,11 @@ StatusOr<FaFit> FitFactorAnalysis(const RowSource& x, const FaFitOptions& option
   DPEM_ASSIGN_OR_RETURN(const internal::FitStart start,
                         internal::BeginModelFit(x, options, NewGuarantee(options), gen, fit));
   DPEM_ASSIGN_OR_RETURN(const FaParameters unit_params,
-                        FitInUnitBall(start, options, gen, fit.guarantee));
+                        FitInUnitBall(start, options, gen, fit.guarantee, fit.iterations_run));
   fit.parameters = ToOriginalUnits(unit_params, fit.domain);
   fit.n = x.rows();
   fit.iterations = options.em.iterations;
+  fit.tolerance = options.em.tolerance;
   fit.seed = gen.seed();
   return fit;
 }

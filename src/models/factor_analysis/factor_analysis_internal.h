@@ -11,8 +11,10 @@ namespace dpem::internal {
 // FitFaToSecondMoment with S's leading eigenpairs already computed (at least
 // options.factors of them, descending; e.g. from RepairEigenvalues), so that
 // a private fit finds them once.
+// If `iterations_run` is set, it receives the number of EM iterations made.
 StatusOr<FaParameters> FitFaWithEigenpairs(const Eigen::MatrixXd& s, const Eigenpairs& top,
-                                           const FaEmOptions& options);
+                                           const FaEmOptions& options,
+                                           int* iterations_run = nullptr);
 
 // True if S's eigenpairs come from LAPACK rather than Lanczos
 // (FaEmOptions::dense_max_dimension): d <= o.dense_max_dimension, or the
@@ -31,15 +33,30 @@ StatusOr<Eigenpairs> LeadingEigenpairs(const Eigen::MatrixXd& s, Eigen::Index co
 // about 1e-10 ||S||_F), as LeadingEigenpairs chooses for one eigenpair.
 StatusOr<double> LowestEigenvalue(const Eigen::MatrixXd& s, const FaEmOptions& o);
 
+// What RepairEigenvalues did: S's top eigenpairs after it, and the multiple
+// of the identity it added (kShift, kShiftBack; 0 otherwise).
+struct RepairedSpectrum {
+  Eigenpairs top;
+  double shift = 0.0;
+};
+
 // The private fit's post-processing of S~ = T~ / N (FaEigenvalueRepair), in
 // place, and S's top o.factors eigenpairs after it (the EM start; kFloor
 // returns all of them when it decomposes). If lambda_min(S~) >= floor, S~ is
-// left as it is by either repair; else kShift adds (floor - lambda_min) I,
-// and kFloor replaces S~ by FloorEigenvalues(S~, floor) (one O(d^3) LAPACK
-// decomposition, which also gives the start). Requires S~ symmetric and
-// finite.
-StatusOr<Eigenpairs> RepairEigenvalues(Eigen::MatrixXd& s, double floor,
-                                       FaEigenvalueRepair repair, const FaEmOptions& o);
+// left as it is by every repair; else kShift and kShiftBack add (floor -
+// lambda_min) I, and kFloor replaces S~ by FloorEigenvalues(S~, floor) (one
+// O(d^3) LAPACK decomposition, which also gives the start). The start's
+// eigenpairs are RandomizedTopEigenpairs's with `approximate_start` where
+// Lanczos would find them (above o.dense_max_dimension, and L +
+// kRandomizedOversampling <= d), else LeadingEigenpairs's. Requires S~
+// symmetric and finite.
+StatusOr<RepairedSpectrum> RepairEigenvalues(Eigen::MatrixXd& s, double floor,
+                                             FaEigenvalueRepair repair, const FaEmOptions& o,
+                                             bool approximate_start = false);
+
+// kShiftBack's last step: p's noise variances less `shift`, floored at
+// psi_min (FaEigenvalueRepair::kShiftBack). Post-processing of public values.
+void TakeShiftBack(FaParameters& p, double shift, double psi_min);
 
 }  // namespace dpem::internal
 

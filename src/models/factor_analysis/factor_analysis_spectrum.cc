@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "internal/krylov_eigen_solver.h"
+#include "internal/randomized_eigen_solver.h"
 #include "models/factor_analysis/factor_analysis_internal.h"
 
 namespace dpem::internal {
@@ -45,24 +46,38 @@ StatusOr<double> LowestEigenvalue(const Eigen::MatrixXd& s, const FaEmOptions& o
   return SmallestEigenvalue(s);
 }
 
-StatusOr<Eigenpairs> RepairEigenvalues(Eigen::MatrixXd& s, double floor,
-                                       FaEigenvalueRepair repair, const FaEmOptions& o) {
-  Eigenpairs all;
+StatusOr<RepairedSpectrum> RepairEigenvalues(Eigen::MatrixXd& s, double floor,
+                                             FaEigenvalueRepair repair, const FaEmOptions& o,
+                                             bool approximate_start) {
+  RepairedSpectrum out;
   if (repair == FaEigenvalueRepair::kFloor && UseDenseEigenSolver(s.rows(), o.factors, o)) {
     // One decomposition gives the floor and the start, as before Lanczos.
-    DPEM_ASSIGN_OR_RETURN(s, FloorEigenvalues(s, floor, &all));
-    return all;
+    DPEM_ASSIGN_OR_RETURN(s, FloorEigenvalues(s, floor, &out.top));
+    return out;
   }
   DPEM_ASSIGN_OR_RETURN(const double lowest, LowestEigenvalue(s, o));
   // Lanczos's lowest Ritz value is within about 1e-10 ||S||_F of lambda_min
-  // (and above it): when it is >= floor, both repairs are the identity to
+  // (and above it): when it is >= floor, every repair is the identity to
   // that accuracy.
   if (lowest < floor && repair == FaEigenvalueRepair::kFloor) {
-    DPEM_ASSIGN_OR_RETURN(s, FloorEigenvalues(s, floor, &all));
-    return all;
+    DPEM_ASSIGN_OR_RETURN(s, FloorEigenvalues(s, floor, &out.top));
+    return out;
   }
-  if (lowest < floor) s.diagonal().array() += floor - lowest;
-  return LeadingEigenpairs(s, o.factors, o);  // Shifted or not, same vectors.
+  if (lowest < floor) {
+    out.shift = floor - lowest;
+    s.diagonal().array() += out.shift;
+  }
+  if (approximate_start && !UseDenseEigenSolver(s.rows(), o.factors, o) &&
+      o.factors + kRandomizedOversampling <= s.rows()) {
+    DPEM_ASSIGN_OR_RETURN(out.top, RandomizedTopEigenpairs(s, o.factors, o.threads));
+    return out;
+  }
+  DPEM_ASSIGN_OR_RETURN(out.top, LeadingEigenpairs(s, o.factors, o));  // Same vectors.
+  return out;
+}
+
+void TakeShiftBack(FaParameters& p, double shift, double psi_min) {
+  p.noise_variances = (p.noise_variances.array() - shift).cwiseMax(psi_min);
 }
 
 }  // namespace dpem::internal

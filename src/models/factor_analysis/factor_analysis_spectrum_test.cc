@@ -57,6 +57,7 @@ FaEmOptions Em(int factors, int iterations, bool krylov) {
   FaEmOptions o;
   o.factors = factors;
   o.iterations = iterations;
+  o.tolerance = 0.0;  // All J: the paths are compared iteration for iteration.
   o.dense_max_dimension = krylov ? 0 : std::numeric_limits<Eigen::Index>::max();
   return o;
 }
@@ -130,7 +131,8 @@ TEST(FaSpectrumTest, ALanczosFailureFallsBackToLapack) {
 }
 
 // A planted indefinite spectrum: the shift adds (floor - lambda_min) I and
-// moves the top eigenvalues by as much; the floor is Q max(l, floor) Q^T.
+// moves the top eigenvalues by as much (kShiftBack shifts the same and says
+// by how much); the floor is Q max(l, floor) Q^T.
 TEST(FaRepairTest, ShiftAndFloorAreTheirDefinitions) {
   const Eigen::Index d = 120;
   const Eigen::MatrixXd q = RandomOrthogonal(d, 2);
@@ -138,33 +140,54 @@ TEST(FaRepairTest, ShiftAndFloorAreTheirDefinitions) {
   const Eigen::MatrixXd s = q * spectrum.asDiagonal() * q.transpose();
   const double floor = 1e-3;
   for (bool krylov : {true, false}) {
-    Eigen::MatrixXd shifted = s;
-    StatusOr<Eigenpairs> top =
-        RepairEigenvalues(shifted, floor, FaEigenvalueRepair::kShift, Em(3, 1, krylov));
-    ASSERT_TRUE(top.ok()) << top.status().ToString();
-    const Eigen::MatrixXd expected = s + (floor + 0.5) * Eigen::MatrixXd::Identity(d, d);
-    EXPECT_LT((shifted - expected).cwiseAbs().maxCoeff(), 1e-10) << "krylov " << krylov;
-    EXPECT_NEAR(top->values(0), 2.0 + floor + 0.5, 1e-10);
+    for (FaEigenvalueRepair repair : {FaEigenvalueRepair::kShift, FaEigenvalueRepair::kShiftBack}) {
+      Eigen::MatrixXd shifted = s;
+      StatusOr<RepairedSpectrum> r = RepairEigenvalues(shifted, floor, repair, Em(3, 1, krylov));
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      const Eigen::MatrixXd expected = s + (floor + 0.5) * Eigen::MatrixXd::Identity(d, d);
+      EXPECT_LT((shifted - expected).cwiseAbs().maxCoeff(), 1e-10) << "krylov " << krylov;
+      EXPECT_NEAR(r->top.values(0), 2.0 + floor + 0.5, 1e-10);
+      EXPECT_NEAR(r->shift, floor + 0.5, 1e-10);
+    }
     Eigen::MatrixXd floored = s;
-    top = RepairEigenvalues(floored, floor, FaEigenvalueRepair::kFloor, Em(3, 1, krylov));
-    ASSERT_TRUE(top.ok()) << top.status().ToString();
+    StatusOr<RepairedSpectrum> r =
+        RepairEigenvalues(floored, floor, FaEigenvalueRepair::kFloor, Em(3, 1, krylov));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
     const Eigen::VectorXd lifted = spectrum.cwiseMax(floor);
     EXPECT_LT((floored - q * lifted.asDiagonal() * q.transpose()).cwiseAbs().maxCoeff(), 1e-12);
-    EXPECT_NEAR(top->values(0), 2.0, 1e-12);
+    EXPECT_NEAR(r->top.values(0), 2.0, 1e-12);
+    EXPECT_EQ(r->shift, 0.0);
   }
 }
 
-TEST(FaRepairTest, BothLeaveAMatrixAboveTheFloorAsItIs) {
+TEST(FaRepairTest, EveryRepairLeavesAMatrixAboveTheFloorAsItIs) {
   const Eigen::MatrixXd s = FactorSecondMoment(100, 2, 500, 0.0, 3);
-  for (FaEigenvalueRepair repair : {FaEigenvalueRepair::kShift, FaEigenvalueRepair::kFloor}) {
+  for (FaEigenvalueRepair repair : {FaEigenvalueRepair::kShift, FaEigenvalueRepair::kFloor,
+                                    FaEigenvalueRepair::kShiftBack}) {
     for (bool krylov : {true, false}) {
       Eigen::MatrixXd repaired = s;
-      StatusOr<Eigenpairs> top = RepairEigenvalues(repaired, 1e-6, repair, Em(2, 1, krylov));
-      ASSERT_TRUE(top.ok()) << top.status().ToString();
+      StatusOr<RepairedSpectrum> r = RepairEigenvalues(repaired, 1e-6, repair, Em(2, 1, krylov));
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
       EXPECT_EQ(repaired, s);
-      ASSERT_GE(top->values.size(), 2);
+      EXPECT_EQ(r->shift, 0.0);
+      ASSERT_GE(r->top.values.size(), 2);
     }
   }
+}
+
+// Taking the shift back: psi - c where that is above the floor, the floor
+// elsewhere; the loadings untouched.
+TEST(FaRepairTest, TakeShiftBackSubtractsTheShiftAndFloors) {
+  FaParameters p;
+  p.mean = Eigen::VectorXd::Zero(4);
+  p.loadings = Eigen::MatrixXd::Ones(4, 1);
+  p.noise_variances = Eigen::Vector4d(0.5, 0.31, 0.3, 0.2);
+  TakeShiftBack(p, 0.25, 0.06);
+  EXPECT_NEAR(p.noise_variances(0), 0.25, 1e-15);
+  EXPECT_NEAR(p.noise_variances(1), 0.06, 1e-15);
+  EXPECT_EQ(p.noise_variances(2), 0.06);
+  EXPECT_EQ(p.noise_variances(3), 0.06);
+  EXPECT_EQ(p.loadings, Eigen::MatrixXd::Ones(4, 1));
 }
 
 // A noisy, indefinite "release": the shifted fits from Lanczos and LAPACK
@@ -175,10 +198,10 @@ TEST(FaRepairTest, TheShiftedFitIsTheSameOnBothPaths) {
   for (bool krylov : {true, false}) {
     Eigen::MatrixXd s = noisy;
     const FaEmOptions o = Em(3, 40, krylov);
-    StatusOr<Eigenpairs> top = RepairEigenvalues(s, 1e-6, FaEigenvalueRepair::kShift, o);
-    ASSERT_TRUE(top.ok()) << top.status().ToString();
+    StatusOr<RepairedSpectrum> r = RepairEigenvalues(s, 1e-6, FaEigenvalueRepair::kShift, o);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_GT(s(0, 0), noisy(0, 0));  // The noise made it indefinite.
-    StatusOr<FaParameters> fit = FitFaWithEigenpairs(s, *top, o);
+    StatusOr<FaParameters> fit = FitFaWithEigenpairs(s, r->top, o);
     ASSERT_TRUE(fit.ok()) << fit.status().ToString();
     ll[krylov ? 0 : 1] = DenseLogLikelihood(*fit, s);
   }
@@ -198,6 +221,14 @@ TEST(FaRepairTest, OptionsAreValidated) {
   EXPECT_TRUE(f.Validate().ok());
   f.eigenvalue_repair = static_cast<FaEigenvalueRepair>(7);
   EXPECT_EQ(f.Validate().code(), StatusCode::kInvalidArgument);
+  f.eigenvalue_repair = FaEigenvalueRepair::kShiftBack;
+  for (double bad : {-0.5, std::numeric_limits<double>::infinity(),
+                     std::numeric_limits<double>::quiet_NaN()}) {
+    f.variance_noise_floor = bad;
+    EXPECT_EQ(f.Validate().code(), StatusCode::kInvalidArgument) << bad;
+  }
+  f.variance_noise_floor = 0.0;
+  EXPECT_TRUE(f.Validate().ok());
 }
 
 }  // namespace

@@ -120,6 +120,7 @@ TEST(FaEmTest, RecoversAnExactFactorCovariance) {
   FaEmOptions o;
   o.factors = 2;
   o.iterations = 3000;
+  o.tolerance = 0.0;
   StatusOr<FaParameters> fit = FitFaToSecondMoment(Covariance(truth), o);
   ASSERT_TRUE(fit.ok()) << fit.status().ToString();
   EXPECT_LT((Covariance(*fit) - Covariance(truth)).cwiseAbs().maxCoeff(), 1e-6);
@@ -141,10 +142,49 @@ TEST(FaEmTest, LogLikelihoodNeverDecreases) {
   FaEmOptions o;
   o.factors = 2;
   o.iterations = 50;
+  o.tolerance = 0.0;
   o.progress = [&trace](int, double ll) { trace.push_back(ll); };
   ASSERT_TRUE(FitFaToSecondMoment(s, o).ok());
   ASSERT_EQ(trace.size(), 50u);
   for (std::size_t i = 1; i < trace.size(); ++i) EXPECT_GE(trace[i], trace[i - 1] - 1e-12);
+}
+
+// With a tolerance, EM stops after the first iteration that gains less than
+// it: every earlier gain is >= tol, the last one < tol, and the parameters
+// are those of that iteration (a fit capped at the same J agrees).
+TEST(FaEmTest, StopsAtTheFirstGainBelowTheTolerance) {
+  const FaParameters truth = TestModel();
+  const DataMatrix x = Draw(truth, 300, 5);
+  const DataMatrix c = x.rowwise() - truth.mean.transpose();
+  const Eigen::MatrixXd s = c.transpose() * c / 300.0;
+  FaEmOptions all;
+  all.factors = 2;
+  all.iterations = 200;
+  all.tolerance = 0.0;
+  std::vector<double> full;
+  all.progress = [&full](int, double ll) { full.push_back(ll); };
+  ASSERT_TRUE(FitFaToSecondMoment(s, all).ok());
+  const double tol = 1e-4;
+  // Iterations until the first gain below tol (the first iteration's gain,
+  // from the start, is large here: the trace's first entry is not checked).
+  std::size_t expected = 1;
+  while (expected < full.size() && full[expected] - full[expected - 1] >= tol) ++expected;
+  ++expected;
+  ASSERT_LT(expected, full.size()) << "the data must converge within 200 iterations";
+  FaEmOptions stopping = all;
+  stopping.tolerance = tol;
+  std::vector<double> trace;
+  stopping.progress = [&trace](int, double ll) { trace.push_back(ll); };
+  StatusOr<FaParameters> stopped = FitFaToSecondMoment(s, stopping);
+  ASSERT_TRUE(stopped.ok());
+  EXPECT_EQ(trace.size(), expected);
+  FaEmOptions capped = all;
+  capped.iterations = static_cast<int>(expected);
+  capped.progress = nullptr;
+  StatusOr<FaParameters> same = FitFaToSecondMoment(s, capped);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(stopped->loadings, same->loadings);
+  EXPECT_EQ(stopped->noise_variances, same->noise_variances);
 }
 
 TEST(FaReleaseTest, RecordsOneAnalyzeGaussReleaseWithTheCalibratedNoise) {
@@ -255,6 +295,7 @@ TEST(FaFitTest, NonPrivateFitMakesNoReleaseAndReachesTheSampleOptimum) {
   FaFitOptions o;
   o.em.factors = 2;
   o.em.iterations = 500;
+  o.em.tolerance = 0.0;
   o.epsilon = std::numeric_limits<double>::infinity();
   Generator gen = Generator::FromSeed(10);
   StatusOr<FaFit> fit = FitFactorAnalysis(x, o, gen);

@@ -19,11 +19,11 @@
 //      (CalibrateSingleGaussian; docs/accounting.md, "Discrete noise").
 //      N is public, so S = T~ / N is post-processing.
 //   3. Post-processing: S is repaired so that its eigenvalues are >=
-//      eigenvalue_floor (by default shifted, S + c I; or projected, the
-//      eigenvalues below the floor raised to it: FaEigenvalueRepair), then EM
-//      runs on S alone for J iterations (park2017's updates of W and Psi,
-//      Sec. 6), initialised from S's top L eigenpairs. The data are never read
-//      again: EM costs no privacy.
+//      eigenvalue_floor (by default shifted, S + c I, with c taken back out
+//      of Psi after EM; or projected, the eigenvalues below the floor raised
+//      to it: FaEigenvalueRepair), then EM runs on S alone for J iterations
+//      (park2017's updates of W and Psi, Sec. 6), initialised from S's top L
+//      eigenpairs. The data are never read again: EM costs no privacy.
 //
 // Sensitivity (replace-one, ||u||, ||v|| <= 1): T(D) - T(D') = u u^T - v v^T,
 //   ||u u^T - v v^T||_F^2 = ||u||^4 + ||v||^4 - 2 (u . v)^2 <= 1 + 1 - 0 = 2,
@@ -106,10 +106,18 @@ StatusOr<DataMatrix> FaSample(const FaParameters& p, Eigen::Index n, Generator& 
 // keeps LAPACK's eigenpairs, exact to rounding (Lanczos's are to ~1e-10).
 inline constexpr Eigen::Index kFaDenseMaxDimension = 128;
 
+// The default FaEmOptions::tolerance: scikit-learn's FactorAnalysis `tol`.
+inline constexpr double kFaEmTolerance = 1e-2;
+
 // Options of EM on a second-moment matrix (the post-processing of a fit).
 struct FaEmOptions {
   int factors = 0;     // L, 1 <= L <= d. No default.
-  int iterations = 0;  // J >= 1 EM iterations. No default.
+  int iterations = 0;  // J >= 1 EM iterations at most. No default.
+  // EM stops after an iteration that raised the mean log-likelihood of S
+  // (per record, nats) by less than this, as scikit-learn's FactorAnalysis
+  // stops (its `tol`, on the same quantity); 0 runs all J. For a private fit
+  // S is the release, so stopping is post-processing. >= 0.
+  double tolerance = kFaEmTolerance;
   // Lower bound on each noise variance psi_j (units of S), applied after
   // every M-step, as scikit-learn floors at 1e-12 (keeps Psi invertible).
   double variance_floor = 1e-6;
@@ -168,8 +176,18 @@ StatusOr<Eigen::MatrixXd> ReleaseFaSecondMoment(const RowSource& unit, double ep
 
 // How a private fit makes the released S~ = T~ / N positive definite before
 // EM (post-processing; docs/factor_analysis.md, "The eigenvalue repair").
-// Both leave S~ unchanged when its smallest eigenvalue is >= the floor.
+// All leave S~ unchanged when its smallest eigenvalue is >= the floor.
 enum class FaEigenvalueRepair {
+  // kShift for EM, then the shift taken back out of the noise variances:
+  // Psi <- max(Psi - c, psi_min), psi_min the larger of
+  // FaEmOptions::variance_floor and FaFitOptions::variance_noise_floor
+  // standard deviations of the release's noise on a diagonal entry of S~.
+  // The shift is neutral for the factor model (S = W W^T + Psi exactly gives
+  // S + c I = W W^T + (Psi + c I)), so c belongs to Psi; kShift leaves it
+  // there and kFloor adds about as much through its correction's diagonal,
+  // which is why both overstate Psi by orders of magnitude when N < d. The
+  // default: the cost of kShift (no O(d^3)), a higher likelihood than both.
+  kShiftBack,
   // S~ + c I with c = max(0, floor - lambda_min(S~)): every eigenvalue moves
   // up by c, eigenvectors unchanged. Needs lambda_min and the top L
   // eigenpairs only (Lanczos for large d; never O(d^3) there).
@@ -181,6 +199,9 @@ enum class FaEigenvalueRepair {
   // here; about half of a release's eigenvalues are negative when N < d).
   kFloor,
 };
+
+// The default FaFitOptions::variance_noise_floor: one standard deviation.
+inline constexpr double kFaVarianceNoiseFloor = 1.0;
 
 // Options of FitFactorAnalysis.
 struct FaFitOptions {
@@ -195,11 +216,24 @@ struct FaFitOptions {
   // eigenvalues are made >= this floor by `eigenvalue_repair`, so that EM sees
   // a positive definite matrix. Private fits only. > 0.
   double eigenvalue_floor = 1e-6;
-  // How the floor is enforced. kFloor by default: the fits of dpem before
-  // Lanczos, and on Olivetti 3,000 to 3,200 nats per face better than kShift
-  // (docs/factor_analysis.md), at the cost of one O(d^3) decomposition when
-  // an eigenvalue is below the floor; kShift never decomposes in full.
-  FaEigenvalueRepair eigenvalue_repair = FaEigenvalueRepair::kFloor;
+  // How the floor is enforced. kShiftBack by default: on Olivetti about
+  // 6,600 nats per face above kFloor (the default before 2026-11-24) and
+  // 9,800 above kShift at every epsilon (docs/factor_analysis.md, "The
+  // eigenvalue repair"), without kFloor's O(d^3) decomposition.
+  FaEigenvalueRepair eigenvalue_repair = FaEigenvalueRepair::kShiftBack;
+  // kShiftBack's floor of the noise variances, in standard deviations of the
+  // release's noise on one diagonal entry of S~ (noise_scale / N: public). A
+  // variance below it cannot be told from zero in the release. >= 0.
+  double variance_noise_floor = kFaVarianceNoiseFloor;
+  // EM's start on the release from approximate top L eigenpairs, by
+  // randomized subspace iteration (Halko, Martinsson and Tropp 2011; a few
+  // products with a block of L + 10 vectors), where Lanczos would take them
+  // (d above FaEmOptions::dense_max_dimension): the top of a noisy release is
+  // a dense cluster, on which Lanczos needs hundreds of products (about 0.5 s
+  // of a 1.5 s fit at d = 4096), and EM moves from the start anyway. False:
+  // Lanczos's, exact to 1e-10. Private fits only (kFloor's start comes from
+  // its full decomposition whenever an eigenvalue is below the floor).
+  bool approximate_start = true;
   // Threads and block size of the fitting engine's one pass over the data.
   EngineOptions engine;
 
@@ -225,7 +259,13 @@ struct FaFit {
   DataDomain domain;
   FaGuarantee guarantee;
   Eigen::Index n = 0;  // Number of records (public under replace-one).
-  int iterations = 0;
+  int iterations = 0;  // J, the cap (FaEmOptions::iterations).
+  // EM iterations run: J, or fewer when EM converged (FaEmOptions::tolerance)
+  // or a step failed. 0 when unknown (a model file written before it).
+  int iterations_run = 0;
+  // EM's FaEmOptions::tolerance; 0 for a model file written before it (all J
+  // ran then).
+  double tolerance = 0.0;
   std::optional<std::uint64_t> seed;  // The generator's seed, if seeded.
 };
 
