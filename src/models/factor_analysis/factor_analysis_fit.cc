@@ -199,8 +199,10 @@ StatusOr<FaParameters> FitInUnitBall(const internal::FitStart& start, const FaFi
   DPEM_ASSIGN_OR_RETURN(FaParameters p, internal::FitFaWithEigenpairs(s, repaired.top, em,
                                                                       &iterations_run));
   if (o.eigenvalue_repair == FaEigenvalueRepair::kShiftBack) {
-    // The release's noise on one diagonal entry of S~ = T~ / N: public.
-    const double diagonal_noise = g.ledger.releases().front().noise_scale / n;
+    // The release's noise on one diagonal entry of S~ = T~ / N: public. The
+    // ledger holds the second moment's release alone here (ReleaseAndCertify
+    // checks it; a released domain's releases are composed in later).
+    const double diagonal_noise = g.ledger.releases().back().noise_scale / n;
     internal::TakeShiftBack(p, repaired.shift,
                             std::max(em.variance_floor, o.variance_noise_floor * diagonal_noise));
   }
