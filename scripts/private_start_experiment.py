@@ -3,7 +3,8 @@
 
 Usage: /usr/bin/python3 scripts/private_start_experiment.py [--dpem PATH]
        [--fits F] [--iterations J ...] [--epsilon E] [--inits private random]
-       [--frames default full-first spherical-first spherical-equal wide sqrtd sqrtd-raw] [--scenarios 3x2 8x5 ...] [--seed S] [--workers W]
+       [--frames default diagonal-equal full-first spherical-first spherical-equal wide sqrtd
+                 sqrtd-raw] [--scenarios 3x2 8x5 ...] [--seed S] [--workers W]
 
 Draws well-separated Gaussian mixtures as scripts/gmm_init_experiment.py does
 (K = 3 to 10 components with unequal weights in d = 2 to 10 dimensions, full
@@ -55,6 +56,7 @@ def public_radius(mixture):
 FRAME_RULES = {  # --frames: (fixed radius as a function of d or None, clip correction,
     #                spherical first iteration[, other flags])
     "default": (None, "on", "off"),
+    "diagonal-equal": (None, "on", "off", ["--budget-schedule", "off"]),
     "full-first": (None, "on", "off", ["--diagonal-first-iteration", "off"]),
     "spherical-first": (None, "on", "on"),
     "spherical-equal": (None, "on", "on", ["--budget-schedule", "off"]),
@@ -63,7 +65,8 @@ FRAME_RULES = {  # --frames: (fixed radius as a function of d or None, clip corr
     "sqrtd-raw": (np.sqrt, "off", "off", ["--diagonal-first-iteration", "off"]),
 }
 
-FRAME_LABELS = {"default": "", "full-first": ", full first iteration",
+FRAME_LABELS = {"default": "", "diagonal-equal": ", diagonal first, equal budget",
+                "full-first": ", full first iteration",
                 "spherical-first": ", spherical first iteration",
                 "spherical-equal": ", spherical first, equal budget"}  # Column titles.
 

@@ -123,12 +123,13 @@ void AddReleaseOptions(CLI::App* app, FitGmmFlags& f) {
   app->add_option("--diagonal-first-iteration", f.diagonal_first_iteration,
                   "on (default) or off. Under the same conditions, a full-covariance fit's "
                   "first iteration releases each component's diagonal second moments only "
-                  "(same noise multiplier), to size the next frames along every axis "
-                  "(docs/gmm.md); --spherical-first-iteration on takes precedence");
+                  "(its cost set by --budget-schedule), to size the next frames along every "
+                  "axis (docs/gmm.md); --spherical-first-iteration on takes precedence");
   app->add_option("--budget-schedule", f.budget_schedule,
-                  "on (default) or off. With the spherical first iteration, give it a quarter "
-                  "of an iteration's zCDP cost and the last iteration twice, the rest shared "
-                  "(the same total); off: equal iterations (docs/gmm.md)");
+                  "on (default) or off. With a lighter first iteration, give it less of the "
+                  "budget and the last iteration more, the rest shared (the same total): "
+                  "diagonal 1/2 and 3/2 of an iteration's zCDP cost, spherical 1/4 and 2; "
+                  "off: equal iterations (docs/gmm.md)");
   app->add_flag("--unsafe-paper-mechanisms", f.unsafe_paper_mechanisms,
                 "Use park2016's Gamma (spherical) or Wishart (full) covariance noise, for "
                 "reproducing the paper only. They are NOT differentially private: their noise "

@@ -57,12 +57,17 @@ GmmReleasePlan GmmReleasePlan::ForIteration(int it) const {
 
 std::vector<double> GmmIterationWeights(const GmmFitOptions& o, Eigen::Index d) {
   const int j = o.ResolvedIterations();
-  if (!o.budget_schedule || !o.SphericalFirstIteration(d)) return {};  // Needs J >= 2.
-  if (j == 2) return {kSphericalIterationWeight, 2.0 - kSphericalIterationWeight};
-  const double middle = (j - kSphericalIterationWeight - kFinalIterationWeight) / (j - 2);
+  const CovarianceType first = o.FirstIterationCovariance(d);
+  // Only a lighter first iteration (which needs J >= 2) has a schedule.
+  if (!o.budget_schedule || first == o.covariance) return {};
+  const bool spherical = first == CovarianceType::kSpherical;
+  const double lightest = spherical ? kSphericalIterationWeight : kDiagonalIterationWeight;
+  const double last = spherical ? kFinalIterationWeight : kDiagonalFinalIterationWeight;
+  if (j == 2) return {lightest, 2.0 - lightest};
+  const double middle = (j - lightest - last) / (j - 2);
   std::vector<double> w(static_cast<size_t>(j), middle);
-  w.front() = kSphericalIterationWeight;
-  w.back() = kFinalIterationWeight;
+  w.front() = lightest;
+  w.back() = last;
   return w;
 }
 

@@ -52,10 +52,12 @@ struct GmmReleasePlan {
 };
 
 // The budget schedule of a fit with options `o` on d-dimensional data:
-// empty (equal iterations) unless it has the spherical first iteration
-// (GmmFitOptions::SphericalFirstIteration) and GmmFitOptions::budget_schedule,
-// then kSphericalIterationWeight,
-// equal shares, kFinalIterationWeight, summing to J (private_gmm.h).
+// empty (equal iterations) unless it has a lighter first iteration
+// (GmmFitOptions::FirstIterationCovariance differs from its type) and
+// GmmFitOptions::budget_schedule; then the lighter iteration's weight
+// (kSphericalIterationWeight or kDiagonalIterationWeight), equal shares,
+// and the last's (kFinalIterationWeight or kDiagonalFinalIterationWeight),
+// summing to J (private_gmm.h).
 std::vector<double> GmmIterationWeights(const GmmFitOptions& o, Eigen::Index d);
 
 // Calibrates the noise of a private fit with options `o` (Validate() OK,

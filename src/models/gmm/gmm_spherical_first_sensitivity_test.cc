@@ -167,9 +167,10 @@ Case SearchFirstIteration(int k_count, int d, std::uint64_t seed, CovarianceType
   EXPECT_EQ(release.type, type);
   const GmmReleasePlan& first = release.plan;
   EXPECT_EQ(first.split.second, DefaultJointNoiseSplit(type, d, k_count).second);
-  // The budget schedule's first share (kSphericalIterationWeight), spherical
-  // only; the diagonal iteration has the others' multiplier.
-  const double weight = type == CovarianceType::kSpherical ? kSphericalIterationWeight : 1.0;
+  // The budget schedule's first share: kSphericalIterationWeight or
+  // kDiagonalIterationWeight.
+  const double weight = type == CovarianceType::kSpherical ? kSphericalIterationWeight
+                                                           : kDiagonalIterationWeight;
   EXPECT_DOUBLE_EQ(first.joint_multiplier, plan->joint_multiplier / std::sqrt(weight));
   const std::vector<ComponentFrame> frames = *ChooseFrames(
       params, AdaptiveFrameRadii(params.weights, static_cast<double>(kRecords),

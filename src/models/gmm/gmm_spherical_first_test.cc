@@ -147,7 +147,12 @@ TEST(SphericalFirstIterationTest, TheDefaultFirstIterationOfAFullFitIsDiagonal) 
   EXPECT_EQ(full.released, (std::vector<CovarianceType>{kDiagonal, kFull, kFull}));
   EXPECT_TRUE(full.fit.guarantee.diagonal_first_iteration);
   EXPECT_FALSE(full.fit.guarantee.spherical_first_iteration);
-  EXPECT_TRUE(full.fit.guarantee.iteration_weights.empty());  // Equal iterations.
+  // Its budget schedule: (0.5, 1, 1.5) at J = 3 (kDiagonalIterationWeight,
+  // an equal share, kDiagonalFinalIterationWeight).
+  const std::vector<double> weights = {0.5, 1.0, 1.5};
+  EXPECT_EQ(kDiagonalIterationWeight, 0.5);
+  EXPECT_EQ(kDiagonalFinalIterationWeight, 1.5);
+  EXPECT_EQ(full.fit.guarantee.iteration_weights, weights);
   // The correlation comes back from the later full releases.
   for (const Eigen::MatrixXd& c : full.fit.parameters.covariances) {
     EXPECT_GT(c(0, 1) / std::sqrt(c(0, 0) * c(1, 1)), 0.7);
@@ -163,10 +168,21 @@ TEST(SphericalFirstIterationTest, TheDefaultFirstIterationOfAFullFitIsDiagonal) 
     EXPECT_NEAR(documented, 1.0, 1e-12);
     EXPECT_GE(r.sensitivity, documented) << r.label;
     EXPECT_LE(r.sensitivity, documented * (1.0 + 1e-4)) << r.label;
-    ExpectScheduledMultiplier(r, z, 1.0);
+    ExpectScheduledMultiplier(r, z, weights[static_cast<size_t>(j - 1)]);
   }
   EXPECT_EQ(j, 3);
   EXPECT_LE(full.fit.guarantee.epsilon, 2.0);
+  // Without the schedule, equal iterations at the calibrated multiplier.
+  GmmFitOptions equal = o;
+  equal.budget_schedule = false;
+  const FitTrace unscheduled = MustFit(x, equal, 5);
+  EXPECT_EQ(unscheduled.released, (std::vector<CovarianceType>{kDiagonal, kFull, kFull}));
+  EXPECT_TRUE(unscheduled.fit.guarantee.iteration_weights.empty());
+  for (const Release& r : unscheduled.fit.guarantee.ledger.releases()) {
+    if (r.label.rfind("iteration", 0) == 0) {
+      ExpectScheduledMultiplier(r, unscheduled.fit.guarantee.noise_multipliers[0], 1.0);
+    }
+  }
   // A diagonal fit has nothing lighter to release first but spherical.
   o.covariance = kDiagonal;
   const FitTrace diagonal = MustFit(x, o, 5);
