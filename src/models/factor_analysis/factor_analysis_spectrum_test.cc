@@ -190,6 +190,52 @@ TEST(FaRepairTest, TakeShiftBackSubtractsTheShiftAndFloors) {
   EXPECT_EQ(p.loadings, Eigen::MatrixXd::Ones(4, 1));
 }
 
+// iterations_run is the number of EM iterations whose parameters were kept:
+// J with tolerance 0, the number of progress reports when EM stops at its
+// tolerance (one per iteration), and 0 when the first step already fails
+// (S = -I: G + B S B^T is negative; the start is returned, valid).
+TEST(FaEmIterationsTest, IterationsRunCountsTheIterationsKept) {
+  const Eigen::MatrixXd s = FactorSecondMoment(12, 2, 400, 0.0, 21);
+  FaEmOptions o = Em(2, 300, false);
+  StatusOr<Eigenpairs> top = LeadingEigenpairs(s, 2, o);
+  ASSERT_TRUE(top.ok()) << top.status().ToString();
+  int run = -1;
+  ASSERT_TRUE(FitFaWithEigenpairs(s, *top, o, &run).ok());
+  EXPECT_EQ(run, 300);
+  o.tolerance = 1e-6;
+  int reports = 0;
+  o.progress = [&reports](int it, double) { EXPECT_EQ(it, ++reports); };
+  run = -1;
+  StatusOr<FaParameters> stopped = FitFaWithEigenpairs(s, *top, o, &run);
+  ASSERT_TRUE(stopped.ok());
+  EXPECT_EQ(run, reports);
+  EXPECT_GT(run, 1);
+  EXPECT_LT(run, 300) << "the planted model must converge within J";
+  // The same number of iterations without the tolerance: the same fit.
+  FaEmOptions capped = Em(2, run, false);
+  int capped_run = -1;
+  StatusOr<FaParameters> same = FitFaWithEigenpairs(s, *top, capped, &capped_run);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(capped_run, run);
+  EXPECT_EQ(same->noise_variances, stopped->noise_variances);
+  // Without a progress callback: the same count.
+  o.progress = nullptr;
+  int quiet_run = -1;
+  ASSERT_TRUE(FitFaWithEigenpairs(s, *top, o, &quiet_run).ok());
+  EXPECT_EQ(quiet_run, run);
+
+  const Eigen::Index d = 4;
+  const Eigen::MatrixXd negative = -Eigen::MatrixXd::Identity(d, d);
+  Eigenpairs e1;
+  e1.values = Eigen::VectorXd::Ones(1);
+  e1.vectors = Eigen::MatrixXd::Identity(d, 1);
+  run = -1;
+  StatusOr<FaParameters> start = FitFaWithEigenpairs(negative, e1, Em(1, 10, false), &run);
+  ASSERT_TRUE(start.ok()) << start.status().ToString();
+  EXPECT_EQ(run, 0);
+  EXPECT_TRUE(ValidateFaParameters(*start).ok());
+}
+
 // A noisy, indefinite "release": the shifted fits from Lanczos and LAPACK
 // agree to 1e-6 relative in the log-likelihood of the repaired matrix.
 TEST(FaRepairTest, TheShiftedFitIsTheSameOnBothPaths) {
