@@ -261,6 +261,34 @@ TEST(FaFitTest, PrivateFitCertifiesTheTargetAndMapsBackToOriginalUnits) {
   EXPECT_EQ(fit->n, 500);
 }
 
+// A fit records the EM iterations it ran (one progress report each) and its
+// tolerance, private or not; with tolerance 0 every one of the J ran.
+TEST(FaFitTest, RecordsTheIterationsRunAndTheTolerance) {
+  const DataMatrix x = Draw(TestModel(), 500, 7);
+  for (double epsilon : {1.0, std::numeric_limits<double>::infinity()}) {
+    FaFitOptions o = PrivateOptions();
+    o.epsilon = epsilon;
+    o.em.iterations = 200;
+    int reports = 0;
+    o.em.progress = [&reports](int it, double) { EXPECT_EQ(it, ++reports); };
+    Generator gen = Generator::FromSeed(8);
+    StatusOr<FaFit> fit = FitFactorAnalysis(x, o, gen);
+    ASSERT_TRUE(fit.ok()) << fit.status().ToString();
+    EXPECT_EQ(fit->iterations, 200);
+    EXPECT_EQ(fit->tolerance, kFaEmTolerance);
+    EXPECT_EQ(fit->iterations_run, reports) << epsilon;
+    EXPECT_GE(fit->iterations_run, 1) << epsilon;
+    EXPECT_LT(fit->iterations_run, 200) << epsilon;
+    o.em.tolerance = 0.0;
+    o.em.progress = nullptr;
+    Generator again = Generator::FromSeed(8);
+    StatusOr<FaFit> all = FitFactorAnalysis(x, o, again);
+    ASSERT_TRUE(all.ok()) << all.status().ToString();
+    EXPECT_EQ(all->iterations_run, 200) << epsilon;
+    EXPECT_EQ(all->tolerance, 0.0);
+  }
+}
+
 // A seeded generator's noise is reproducible from the seed: a private fit
 // made with one claims no guarantee; an OS-keyed one keeps it; a non-private
 // fit claims none to void.
