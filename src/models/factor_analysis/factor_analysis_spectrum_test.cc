@@ -13,6 +13,7 @@
 #include <random>
 
 #include "dpem/models/factor_analysis/factor_analysis.h"
+#include "internal/randomized_eigen_solver.h"
 #include "models/factor_analysis/factor_analysis_internal.h"
 
 #include "testing/random_matrices.h"
@@ -157,6 +158,41 @@ TEST(FaRepairTest, ShiftAndFloorAreTheirDefinitions) {
     EXPECT_LT((floored - q * lifted.asDiagonal() * q.transpose()).cwiseAbs().maxCoeff(), 1e-12);
     EXPECT_NEAR(r->top.values(0), 2.0, 1e-12);
     EXPECT_EQ(r->shift, 0.0);
+  }
+}
+
+// The approximate start is RandomizedTopEigenpairs of the repaired matrix,
+// bit for bit, where Lanczos would run: after the shift, not before (on S~
+// itself the block leans to its large negative eigenvalues, and the values
+// would miss the shift); LAPACK's eigenpairs up to dense_max_dimension.
+TEST(FaRepairTest, TheApproximateStartIsRandomizedOnTheRepairedMatrix) {
+  const Eigen::Index d = 200;
+  const Eigen::MatrixXd q = RandomOrthogonal(d, 7);
+  Eigen::VectorXd spectrum = Eigen::VectorXd::LinSpaced(d, 0.5, -5.0);
+  for (Eigen::Index i = 0; i < 3; ++i) spectrum(i) = 3.0 - 0.5 * static_cast<double>(i);
+  const Eigen::MatrixXd s = q * spectrum.asDiagonal() * q.transpose();
+  const double floor = 1e-3;
+  for (FaEigenvalueRepair repair : {FaEigenvalueRepair::kShift, FaEigenvalueRepair::kShiftBack}) {
+    const FaEmOptions o = Em(3, 1, true);
+    Eigen::MatrixXd repaired = s;
+    StatusOr<RepairedSpectrum> r = RepairEigenvalues(repaired, floor, repair, o, true);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_NEAR(r->shift, 5.0 + floor, 1e-8);
+    StatusOr<Eigenpairs> expected = RandomizedTopEigenpairs(repaired, 3, o.threads);
+    ASSERT_TRUE(expected.ok());
+    EXPECT_EQ(r->top.values, expected->values);
+    EXPECT_EQ(r->top.vectors, expected->vectors);
+    for (Eigen::Index k = 0; k < 3; ++k) {
+      EXPECT_LE(r->top.values(k), spectrum(k) + r->shift + 1e-12) << k;
+      // Approximate: the shift compresses the relative gap (8 / 5.5 here).
+      EXPECT_NEAR(r->top.values(k), spectrum(k) + r->shift, 0.5) << k;
+    }
+    // Up to dense_max_dimension: LAPACK's exact eigenpairs, approximate or not.
+    Eigen::MatrixXd dense = s;
+    StatusOr<RepairedSpectrum> exact = RepairEigenvalues(dense, floor, repair, Em(3, 1, false),
+                                                         true);
+    ASSERT_TRUE(exact.ok());
+    EXPECT_NEAR(exact->top.values(0), 3.0 + floor + 5.0, 1e-10);
   }
 }
 
