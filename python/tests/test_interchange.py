@@ -206,3 +206,22 @@ def test_factor_analysis_score_samples_is_the_gaussian_log_density(epsilon, blob
     assert np.allclose(got, expected, rtol=rtol, atol=1e-10)
     assert np.mean(got) == pytest.approx(fa.score(blobs), rel=1e-12)
     assert np.array_equal(fa.mean_, [0.1, -0.2, 0.0])
+
+
+@pytest.mark.parametrize("epsilon", [1.0, math.inf])
+def test_factor_analysis_tol_reaches_the_fit(epsilon, blobs, tmp_path):
+    def fit(**kwargs):
+        fa = dpem.FactorAnalysis(2, epsilon=epsilon, delta=1e-5, data_norm=5.0, max_iter=7,
+                                 random_state=3, **kwargs)
+        _fit(fa, blobs)
+        fa.to_json(tmp_path / "fa.json")
+        return fa, json.loads((tmp_path / "fa.json").read_text())
+
+    every, document = fit(tol=0.0)  # 0: all max_iter iterations.
+    assert every.n_iter_ == 7 and document["iterations_run"] == 7
+    assert document["tolerance"] == 0.0
+    loose, document = fit(tol=0.5)
+    assert document["tolerance"] == 0.5 and loose.tol == 0.5
+    assert 1 <= loose.n_iter_ == document["iterations_run"] <= 7
+    with pytest.raises(ValueError, match="tolerance"):
+        dpem.FactorAnalysis(2, epsilon=epsilon, delta=1e-5, data_norm=5.0, tol=-1.0).fit(blobs)

@@ -79,6 +79,31 @@ TEST(RandomizedTopEigenpairsTest, RitzValuesNeverExceedTheEigenvalues) {
   EXPECT_EQ(one->vectors, three->vectors);
 }
 
+// Every product is orthonormalised: the result scales with S (the same
+// vectors, the values times the scale) far beyond where S^(q+1) G would
+// overflow or underflow.
+TEST(RandomizedTopEigenpairsTest, IsScaleInvariant) {
+  const Eigen::Index d = 150;
+  const Eigen::MatrixXd q = RandomOrthogonal(d, 6);
+  Eigen::VectorXd spectrum = Eigen::VectorXd::LinSpaced(d, 1.0, -1.0);
+  for (Eigen::Index i = 0; i < 3; ++i) spectrum(i) = 4.0 - static_cast<double>(i);
+  const Eigen::MatrixXd a = Planted(q, spectrum);
+  StatusOr<Eigenpairs> unit = RandomizedTopEigenpairs(a, 3, 1);
+  ASSERT_TRUE(unit.ok()) << unit.status().ToString();
+  for (double scale : {1e-80, 1e80}) {
+    Eigen::MatrixXd scaled = a * scale;
+    scaled.triangularView<Eigen::StrictlyUpper>().setConstant(-7e300);
+    StatusOr<Eigenpairs> top = RandomizedTopEigenpairs(scaled, 3, 1);
+    ASSERT_TRUE(top.ok()) << top.status().ToString();
+    ASSERT_TRUE(top->values.allFinite() && top->vectors.allFinite()) << scale;
+    for (Eigen::Index k = 0; k < 3; ++k) {
+      EXPECT_NEAR(top->values(k) / scale, unit->values(k), 1e-10) << scale << " " << k;
+      EXPECT_NEAR(std::abs(top->vectors.col(k).dot(unit->vectors.col(k))), 1.0, 1e-10)
+          << scale << " " << k;
+    }
+  }
+}
+
 TEST(RandomizedTopEigenpairsTest, RefusesBadArguments) {
   const Eigen::MatrixXd a = Eigen::MatrixXd::Identity(20, 20);
   EXPECT_EQ(RandomizedTopEigenpairs(a, 0, 1).status().code(), StatusCode::kInvalidArgument);

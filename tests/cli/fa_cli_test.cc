@@ -195,6 +195,57 @@ TEST(FaCliTest, TheEigenvalueRepairIsAnOption) {
   EXPECT_EQ(back.at("tolerance").get<double>(), 1e-2);
 }
 
+// The flags of EM's tolerance, the noise floor and the start reach the fit:
+// --tolerance 0 runs all J and is written; --variance-noise-floor 2 floors
+// Psi at twice the default's psi_min; --approximate-start changes the start
+// for d > 128 only.
+TEST(FaCliTest, TheToleranceNoiseFloorAndStartFlagsReachTheFit) {
+  const std::string flags =
+      "--factors 1 --epsilon 0.5 --delta 1e-5 --data-norm 3 --seed 4 --quiet";
+  const json all =
+      json::parse(ReadBytes(Fit(flags + " --tolerance 0 --iterations 7", "fa_all.json")));
+  EXPECT_EQ(all.at("iterations_run").get<int>(), 7);
+  EXPECT_EQ(all.at("tolerance").get<double>(), 0.0);
+  const json loose = json::parse(ReadBytes(Fit(flags + " --tolerance 0.5", "fa_loose.json")));
+  EXPECT_EQ(loose.at("tolerance").get<double>(), 0.5);
+  const json twice =
+      json::parse(ReadBytes(Fit(flags + " --variance-noise-floor 2", "fa_twice.json")));
+  const double r = twice.at("data_transform").at("data_norm").get<double>();
+  const double psi_min = twice.at("privacy").at("releases").at(0).at("noise_scale").get<double>() /
+                         twice.at("n").get<double>() * r * r;
+  const std::vector<double> psi = twice.at("parameters").at("noise_variances");
+  int floored = 0;
+  for (double v : psi) {
+    EXPECT_GE(v, 2.0 * psi_min * (1.0 - 1e-12));
+    if (std::abs(v - 2.0 * psi_min) <= 1e-12 * psi_min) ++floored;
+  }
+  EXPECT_GT(floored, 0);
+
+  Eigen::MatrixXd wide(150, 140);
+  for (int i = 0; i < wide.rows(); ++i) {
+    for (int j = 0; j < wide.cols(); ++j) {
+      wide(i, j) = std::sin(0.37 * i + 1.1 * j) + 0.1 * std::cos(3.1 * i * j);
+    }
+  }
+  const std::string data = WriteCsv("fa_wide.csv", wide);
+  std::vector<json> models;
+  for (const std::string start : {"on", "off"}) {
+    const std::string model = Dir() + "fa_wide_" + start + ".json";
+    const RunResult run = RunDpem(
+        "fit fa --input " + data + " --output " + model +
+        " --factors 2 --epsilon 0.5 --delta 1e-5 --data-norm 20 --seed 4 --quiet"
+        " --iterations 3 --tolerance 0 --approximate-start " + start);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    models.push_back(json::parse(ReadBytes(model)));
+  }
+  EXPECT_EQ(models[0].at("privacy").at("releases"), models[1].at("privacy").at("releases"));
+  EXPECT_NE(models[0].at("parameters").at("loadings"), models[1].at("parameters").at("loadings"));
+  const json narrow_off =
+      json::parse(ReadBytes(Fit(flags + " --approximate-start off", "fa_narrow_off.json")));
+  const json narrow_on = json::parse(ReadBytes(Fit(flags, "fa_narrow_on.json")));
+  EXPECT_EQ(narrow_off.at("parameters"), narrow_on.at("parameters"));
+}
+
 TEST(FaCliTest, TransformAndSampleWriteTheRightShapes) {
   const std::string model = Fit("--factors 2 --epsilon inf --iterations 50", "fa_ts.json");
   const std::string z = Dir() + "fa_z.csv";

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 namespace dpem {
@@ -20,6 +24,8 @@ FaFit TestFit() {
   fit.domain.center = fit.parameters.mean;
   fit.n = 123;
   fit.iterations = 50;
+  fit.iterations_run = 17;
+  fit.tolerance = 0.25;
   fit.seed = 7;
   FaGuarantee& g = fit.guarantee;
   g.is_private = true;
@@ -43,6 +49,8 @@ TEST(FaModelIoTest, RoundTripsEveryField) {
   EXPECT_EQ(back->domain.data_norm, 4.0);
   EXPECT_EQ(back->n, 123);
   EXPECT_EQ(back->iterations, 50);
+  EXPECT_EQ(back->iterations_run, 17);
+  EXPECT_EQ(back->tolerance, 0.25);
   EXPECT_EQ(back->seed, std::optional<std::uint64_t>(7));
   EXPECT_EQ(back->guarantee.epsilon, 0.9999);
   EXPECT_EQ(back->guarantee.noise_multiplier, 3.73);
@@ -100,6 +108,54 @@ TEST(FaModelIoTest, RejectsDamagedFiles) {
   json mistyped = j;
   mistyped["n"] = "many";
   EXPECT_EQ(FaModelIo::FromJson(mistyped.dump()).status().code(), StatusCode::kInvalidArgument);
+}
+
+// iterations_run and tolerance came with EM's tolerance: a file written
+// before has neither (all J ran: 0 and 0 after reading), and a damaged value
+// of either is refused, never read as something else.
+TEST(FaModelIoTest, IterationsRunAndToleranceAreOptionalAndChecked) {
+  const json j = json::parse(FaModelIo::ToJson(TestFit()));
+  EXPECT_EQ(j.at("iterations_run"), 17);
+  EXPECT_EQ(j.at("tolerance"), 0.25);
+  json old = j;
+  old.erase("iterations_run");
+  old.erase("tolerance");
+  StatusOr<FaFit> before = FaModelIo::FromJson(old.dump());
+  ASSERT_TRUE(before.ok()) << before.status().ToString();
+  EXPECT_EQ(before->iterations_run, 0);
+  EXPECT_EQ(before->tolerance, 0.0);
+  json all = j;
+  all["iterations_run"] = 50;  // = iterations: every iteration ran.
+  all["tolerance"] = 0;
+  StatusOr<FaFit> every = FaModelIo::FromJson(all.dump());
+  ASSERT_TRUE(every.ok()) << every.status().ToString();
+  EXPECT_EQ(every->iterations_run, 50);
+  json none = j;
+  none["iterations_run"] = 0;  // The first EM step failed.
+  EXPECT_TRUE(FaModelIo::FromJson(none.dump()).ok());
+  for (const json& bad : {json(-1), json(51), json(2.5), json(17.0), json("17"), json("NaN"),
+                          json(1e300), json(true), json(nullptr), json::array({17}),
+                          json(std::numeric_limits<std::uint64_t>::max())}) {
+    json damaged = j;
+    damaged["iterations_run"] = bad;
+    const Status s = FaModelIo::FromJson(damaged.dump()).status();
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << bad.dump();
+    EXPECT_NE(s.ToString().find("iterations_run"), std::string::npos) << s.ToString();
+  }
+  for (const json& bad : {json(-1e-3), json("NaN"), json("0.01"), json(true), json(nullptr),
+                          json::array({0.01})}) {
+    json damaged = j;
+    damaged["tolerance"] = bad;
+    const Status s = FaModelIo::FromJson(damaged.dump()).status();
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << bad.dump();
+    EXPECT_NE(s.ToString().find("tolerance"), std::string::npos) << s.ToString();
+  }
+  // Out of double's range in the text: infinite when read, refused.
+  std::string huge = j.dump();
+  const std::string field = "\"tolerance\":0.25";
+  ASSERT_NE(huge.find(field), std::string::npos);
+  huge.replace(huge.find(field), field.size(), "\"tolerance\":1e999");
+  EXPECT_FALSE(FaModelIo::FromJson(huge).ok());
 }
 
 }  // namespace

@@ -279,7 +279,9 @@ StatusOr<FaParameters> FitFaWithEigenpairs(const Eigen::MatrixXd& s, const Eigen
     const double previous = std::exchange(log_likelihood,
                                           SecondMomentLogLikelihood(*state, s_diagonal));
     if (o.progress) o.progress(it, log_likelihood);
-    if (log_likelihood - previous < o.tolerance) break;  // Converged (FaEmOptions::tolerance).
+    // Converged (FaEmOptions::tolerance). Tolerance 0 runs all J: a gain
+    // below 0 there is rounding at the optimum, not a reason to stop.
+    if (o.tolerance > 0.0 && log_likelihood - previous < o.tolerance) break;
   }
   if (iterations_run != nullptr) *iterations_run = run;
   Canonicalise(p);

@@ -13,6 +13,7 @@
 #include <random>
 
 #include "dpem/models/factor_analysis/factor_analysis.h"
+#include "internal/randomized_eigen_solver.h"
 #include "models/factor_analysis/factor_analysis_internal.h"
 
 #include "testing/random_matrices.h"
@@ -160,6 +161,41 @@ TEST(FaRepairTest, ShiftAndFloorAreTheirDefinitions) {
   }
 }
 
+// The approximate start is RandomizedTopEigenpairs of the repaired matrix,
+// bit for bit, where Lanczos would run: after the shift, not before (on S~
+// itself the block leans to its large negative eigenvalues, and the values
+// would miss the shift); LAPACK's eigenpairs up to dense_max_dimension.
+TEST(FaRepairTest, TheApproximateStartIsRandomizedOnTheRepairedMatrix) {
+  const Eigen::Index d = 200;
+  const Eigen::MatrixXd q = RandomOrthogonal(d, 7);
+  Eigen::VectorXd spectrum = Eigen::VectorXd::LinSpaced(d, 0.5, -5.0);
+  for (Eigen::Index i = 0; i < 3; ++i) spectrum(i) = 3.0 - 0.5 * static_cast<double>(i);
+  const Eigen::MatrixXd s = q * spectrum.asDiagonal() * q.transpose();
+  const double floor = 1e-3;
+  for (FaEigenvalueRepair repair : {FaEigenvalueRepair::kShift, FaEigenvalueRepair::kShiftBack}) {
+    const FaEmOptions o = Em(3, 1, true);
+    Eigen::MatrixXd repaired = s;
+    StatusOr<RepairedSpectrum> r = RepairEigenvalues(repaired, floor, repair, o, true);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_NEAR(r->shift, 5.0 + floor, 1e-8);
+    StatusOr<Eigenpairs> expected = RandomizedTopEigenpairs(repaired, 3, o.threads);
+    ASSERT_TRUE(expected.ok());
+    EXPECT_EQ(r->top.values, expected->values);
+    EXPECT_EQ(r->top.vectors, expected->vectors);
+    for (Eigen::Index k = 0; k < 3; ++k) {
+      EXPECT_LE(r->top.values(k), spectrum(k) + r->shift + 1e-12) << k;
+      // Approximate: the shift compresses the relative gap (8 / 5.5 here).
+      EXPECT_NEAR(r->top.values(k), spectrum(k) + r->shift, 0.5) << k;
+    }
+    // Up to dense_max_dimension: LAPACK's exact eigenpairs, approximate or not.
+    Eigen::MatrixXd dense = s;
+    StatusOr<RepairedSpectrum> exact = RepairEigenvalues(dense, floor, repair, Em(3, 1, false),
+                                                         true);
+    ASSERT_TRUE(exact.ok());
+    EXPECT_NEAR(exact->top.values(0), 3.0 + floor + 5.0, 1e-10);
+  }
+}
+
 TEST(FaRepairTest, EveryRepairLeavesAMatrixAboveTheFloorAsItIs) {
   const Eigen::MatrixXd s = FactorSecondMoment(100, 2, 500, 0.0, 3);
   for (FaEigenvalueRepair repair : {FaEigenvalueRepair::kShift, FaEigenvalueRepair::kFloor,
@@ -188,6 +224,52 @@ TEST(FaRepairTest, TakeShiftBackSubtractsTheShiftAndFloors) {
   EXPECT_EQ(p.noise_variances(2), 0.06);
   EXPECT_EQ(p.noise_variances(3), 0.06);
   EXPECT_EQ(p.loadings, Eigen::MatrixXd::Ones(4, 1));
+}
+
+// iterations_run is the number of EM iterations whose parameters were kept:
+// J with tolerance 0, the number of progress reports when EM stops at its
+// tolerance (one per iteration), and 0 when the first step already fails
+// (S = -I: G + B S B^T is negative; the start is returned, valid).
+TEST(FaEmIterationsTest, IterationsRunCountsTheIterationsKept) {
+  const Eigen::MatrixXd s = FactorSecondMoment(12, 2, 400, 0.0, 21);
+  FaEmOptions o = Em(2, 300, false);
+  StatusOr<Eigenpairs> top = LeadingEigenpairs(s, 2, o);
+  ASSERT_TRUE(top.ok()) << top.status().ToString();
+  int run = -1;
+  ASSERT_TRUE(FitFaWithEigenpairs(s, *top, o, &run).ok());
+  EXPECT_EQ(run, 300);
+  o.tolerance = 1e-6;
+  int reports = 0;
+  o.progress = [&reports](int it, double) { EXPECT_EQ(it, ++reports); };
+  run = -1;
+  StatusOr<FaParameters> stopped = FitFaWithEigenpairs(s, *top, o, &run);
+  ASSERT_TRUE(stopped.ok());
+  EXPECT_EQ(run, reports);
+  EXPECT_GT(run, 1);
+  EXPECT_LT(run, 300) << "the planted model must converge within J";
+  // The same number of iterations without the tolerance: the same fit.
+  FaEmOptions capped = Em(2, run, false);
+  int capped_run = -1;
+  StatusOr<FaParameters> same = FitFaWithEigenpairs(s, *top, capped, &capped_run);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(capped_run, run);
+  EXPECT_EQ(same->noise_variances, stopped->noise_variances);
+  // Without a progress callback: the same count.
+  o.progress = nullptr;
+  int quiet_run = -1;
+  ASSERT_TRUE(FitFaWithEigenpairs(s, *top, o, &quiet_run).ok());
+  EXPECT_EQ(quiet_run, run);
+
+  const Eigen::Index d = 4;
+  const Eigen::MatrixXd negative = -Eigen::MatrixXd::Identity(d, d);
+  Eigenpairs e1;
+  e1.values = Eigen::VectorXd::Ones(1);
+  e1.vectors = Eigen::MatrixXd::Identity(d, 1);
+  run = -1;
+  StatusOr<FaParameters> start = FitFaWithEigenpairs(negative, e1, Em(1, 10, false), &run);
+  ASSERT_TRUE(start.ok()) << start.status().ToString();
+  EXPECT_EQ(run, 0);
+  EXPECT_TRUE(ValidateFaParameters(*start).ok());
 }
 
 // A noisy, indefinite "release": the shifted fits from Lanczos and LAPACK

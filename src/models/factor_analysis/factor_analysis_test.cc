@@ -261,6 +261,69 @@ TEST(FaFitTest, PrivateFitCertifiesTheTargetAndMapsBackToOriginalUnits) {
   EXPECT_EQ(fit->n, 500);
 }
 
+// A fit records the EM iterations it ran (one progress report each) and its
+// tolerance, private or not; with tolerance 0 every one of the J ran.
+TEST(FaFitTest, RecordsTheIterationsRunAndTheTolerance) {
+  const DataMatrix x = Draw(TestModel(), 500, 7);
+  for (double epsilon : {1.0, std::numeric_limits<double>::infinity()}) {
+    FaFitOptions o = PrivateOptions();
+    o.epsilon = epsilon;
+    o.em.iterations = 200;
+    int reports = 0;
+    o.em.progress = [&reports](int it, double) { EXPECT_EQ(it, ++reports); };
+    Generator gen = Generator::FromSeed(8);
+    StatusOr<FaFit> fit = FitFactorAnalysis(x, o, gen);
+    ASSERT_TRUE(fit.ok()) << fit.status().ToString();
+    EXPECT_EQ(fit->iterations, 200);
+    EXPECT_EQ(fit->tolerance, kFaEmTolerance);
+    EXPECT_EQ(fit->iterations_run, reports) << epsilon;
+    EXPECT_GE(fit->iterations_run, 1) << epsilon;
+    EXPECT_LT(fit->iterations_run, 200) << epsilon;
+    o.em.tolerance = 0.0;
+    o.em.progress = nullptr;
+    Generator again = Generator::FromSeed(8);
+    StatusOr<FaFit> all = FitFactorAnalysis(x, o, again);
+    ASSERT_TRUE(all.ok()) << all.status().ToString();
+    EXPECT_EQ(all->iterations_run, 200) << epsilon;
+    EXPECT_EQ(all->tolerance, 0.0);
+  }
+}
+
+// approximate_start reaches the fit: above dense_max_dimension the same
+// release (same seed) gives another start, so another fit; at or below it,
+// LAPACK's start either way, the same fit to the bit.
+TEST(FaFitTest, TheApproximateStartAppliesAboveTheDenseDimensionOnly) {
+  for (Eigen::Index d : {Eigen::Index{40}, kFaDenseMaxDimension + 12}) {
+    FaParameters truth;
+    truth.mean = Eigen::VectorXd::Zero(d);
+    truth.loadings = Eigen::MatrixXd::Zero(d, 2);
+    for (Eigen::Index i = 0; i < d; ++i) {
+      truth.loadings(i, 0) = 0.3;
+      truth.loadings(i, 1) = (i % 2 == 0) ? 0.2 : -0.2;
+    }
+    truth.noise_variances = Eigen::VectorXd::Constant(d, 0.05);
+    const DataMatrix x = Draw(truth, 300, 31);
+    std::vector<FaFit> fits;
+    for (bool approximate : {false, true}) {
+      FaFitOptions o = PrivateOptions();
+      o.domain.data_norm = 10.0;
+      o.em.iterations = 5;
+      o.em.tolerance = 0.0;
+      o.approximate_start = approximate;
+      Generator gen = Generator::FromSeed(32);
+      StatusOr<FaFit> fit = FitFactorAnalysis(x, o, gen);
+      ASSERT_TRUE(fit.ok()) << fit.status().ToString();
+      EXPECT_TRUE(ValidateFaParameters(fit->parameters).ok());
+      fits.push_back(*std::move(fit));
+    }
+    if (d <= kFaDenseMaxDimension) {
+      EXPECT_EQ(fits[0].parameters.loadings, fits[1].parameters.loadings) << d;
+    } else {
+      EXPECT_NE(fits[0].parameters.loadings, fits[1].parameters.loadings) << d;
+    }
+  }
+}
+
 // A seeded generator's noise is reproducible from the seed: a private fit
 // made with one claims no guarantee; an OS-keyed one keeps it; a non-private
 // fit claims none to void.
