@@ -101,10 +101,9 @@ void AddOptions(CLI::App* app, FitFaFlags& f) {
                   "EM iterations J on the released second moment, at most (default 100; "
                   "free of privacy cost)");
   app->add_option("--tolerance", f.tolerance,
-                  "Stop EM after an iteration that raised the mean log-likelihood of the "
-                  "(released) second moment by less than this, in nats per record "
-                  "(scikit-learn's FactorAnalysis tol is on the total, N times as "
-                  "much; default 1e-2; 0: run all J)");
+                  "Stop EM after an iteration that raised the total log-likelihood of the "
+                  "(released) second moment, N times its mean per record, by less than this, "
+                  "as scikit-learn's FactorAnalysis tol (default 1e-2; 0: run all J)");
   app->add_option("--eigenvalue-floor", f.eigenvalue_floor,
                   "Floor of the eigenvalues of the released second moment / N, unit-ball "
                   "units (default 1e-6)");

@@ -26,10 +26,9 @@ class FactorAnalysis(LikelihoodMixin, TransformerMixin, DpemEstimator):
     max_iter : int or None, default=None
         EM iterations on the released matrix at most (post-processing); None: 100.
     tol : float, default=1e-2
-        EM stops after an iteration that raised the mean log-likelihood (per
-        record) of the released matrix by less than ``tol``; 0 runs all
-        ``max_iter``. scikit-learn's ``tol`` is on the total log-likelihood
-        (n_samples times the mean), so the same value stops here sooner.
+        EM stops after an iteration that raised the total log-likelihood
+        (n_samples times the mean per record) of the released matrix by
+        less than ``tol``, as scikit-learn's ``tol``; 0 runs all ``max_iter``.
 
     Attributes
     ----------

@@ -226,6 +226,9 @@ Status FaEmOptions::Validate() const {
   if (!(tolerance >= 0.0 && std::isfinite(tolerance))) {
     return InvalidArgumentError("EM tolerance must be finite and >= 0");
   }
+  if (!(records >= 1.0 && std::isfinite(records))) {
+    return InvalidArgumentError("records must be finite and >= 1");
+  }
   if (threads < 0) return InvalidArgumentError("threads must be >= 0 (0 = all cores)");
   if (dense_max_dimension < 0) return InvalidArgumentError("dense_max_dimension must be >= 0");
   return OkStatus();
@@ -281,7 +284,7 @@ StatusOr<FaParameters> FitFaWithEigenpairs(const Eigen::MatrixXd& s, const Eigen
     if (o.progress) o.progress(it, log_likelihood);
     // Converged (FaEmOptions::tolerance). Tolerance 0 runs all J: a gain
     // below 0 there is rounding at the optimum, not a reason to stop.
-    if (o.tolerance > 0.0 && log_likelihood - previous < o.tolerance) break;
+    if (o.tolerance > 0.0 && o.records * (log_likelihood - previous) < o.tolerance) break;
   }
   if (iterations_run != nullptr) *iterations_run = run;
   Canonicalise(p);

@@ -183,6 +183,7 @@ StatusOr<FaParameters> FitInUnitBall(const internal::FitStart& start, const FaFi
   const double n = static_cast<double>(start.unit.rows());
   FaEmOptions em = o.em;
   if (em.threads == 0) em.threads = start.engine.threads();
+  em.records = n;  // The tolerance is on the total log-likelihood (N is public).
   Eigen::MatrixXd s;  // T / N, divided in place (d x d: 128 MiB at d = 4096).
   if (!o.IsPrivate()) {
     DPEM_ASSIGN_OR_RETURN(s, SecondMomentSum(start.unit, start.engine));

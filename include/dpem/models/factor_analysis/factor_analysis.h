@@ -106,21 +106,23 @@ StatusOr<DataMatrix> FaSample(const FaParameters& p, Eigen::Index n, Generator& 
 // keeps LAPACK's eigenpairs, exact to rounding (Lanczos's are to ~1e-10).
 inline constexpr Eigen::Index kFaDenseMaxDimension = 128;
 
-// The default FaEmOptions::tolerance: the number of scikit-learn's
-// FactorAnalysis `tol` default, on the mean (not the total) log-likelihood.
+// The default FaEmOptions::tolerance: scikit-learn's FactorAnalysis `tol`,
+// on the same quantity (the total log-likelihood of the N records).
 inline constexpr double kFaEmTolerance = 1e-2;
 
 // Options of EM on a second-moment matrix (the post-processing of a fit).
 struct FaEmOptions {
   int factors = 0;     // L, 1 <= L <= d. No default.
   int iterations = 0;  // J >= 1 EM iterations at most. No default.
-  // EM stops after an iteration that raised the mean log-likelihood of S
-  // (per record, nats) by less than this, as scikit-learn's FactorAnalysis
-  // stops at its `tol`, except that scikit-learn's is on the total
-  // log-likelihood (N times the mean): the same number stops dpem N times
-  // sooner. 0 runs all J. For a private fit S is the release, so stopping is
-  // post-processing. >= 0.
+  // EM stops after an iteration that raised the total log-likelihood of S,
+  // `records` times its mean per record (nats), by less than this, as
+  // scikit-learn's FactorAnalysis stops at its `tol` (on the total too). 0
+  // runs all J. For a private fit S is the release, so stopping is
+  // post-processing (N is public). >= 0.
   double tolerance = kFaEmTolerance;
+  // N, the number of records whose mean S is (FitFactorAnalysis sets it);
+  // the default 1 makes `tolerance` a bound on the mean's gain. >= 1.
+  double records = 1.0;
   // Lower bound on each noise variance psi_j (units of S), applied after
   // every M-step, as scikit-learn floors at 1e-12 (keeps Psi invertible).
   double variance_floor = 1e-6;
