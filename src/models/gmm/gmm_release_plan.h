@@ -93,8 +93,10 @@ IterationRelease PlanOfIteration(const GmmFitOptions& o, const GmmReleasePlan& p
 // data (review finding). The coordinates are those PrivatizeGmmStatistics
 // (models/gmm/gmm_releases.h) releases: all statistics jointly, or the
 // counts, each component's sums and (unless park2016's mechanisms replace
-// them) each second moment; the spherical first iteration's, if `o` has one;
-// and the start's release, if `plan` has one.
+// them) each second moment; a lighter first iteration's (spherical or
+// diagonal, PlanOfIteration), if `o` has one; every iteration at its own
+// multiplier of the budget schedule; and the start's release, if `plan` has
+// one.
 Status CheckGmmReleases(const GmmFitOptions& o, const GmmReleasePlan& plan, Eigen::Index d);
 
 }  // namespace dpem::internal
