@@ -34,15 +34,23 @@ StatusOr<Eigenpairs> LeadingEigenpairs(const Eigen::MatrixXd& s, Eigen::Index co
   return TopEigenpairs(s, count);  // Lanczos did not converge: LAPACK.
 }
 
-StatusOr<double> LowestEigenvalue(const Eigen::MatrixXd& s, const FaEmOptions& o) {
+StatusOr<double> LowestEigenvalue(const Eigen::MatrixXd& s, const FaEmOptions& o,
+                                  double tolerance, double* margin) {
+  if (margin != nullptr) *margin = 0.0;
   if (UseDenseEigenSolver(s.rows(), 1, o)) return SmallestEigenvalue(s);
   // ||S||_F from the lower triangle: the diagonal once, the rest twice.
   double squares = s.diagonal().squaredNorm();
   for (Eigen::Index j = 0; j + 1 < s.cols(); ++j) {
     squares += 2.0 * s.col(j).tail(s.rows() - j - 1).squaredNorm();
   }
-  StatusOr<double> krylov = KrylovSmallestEigenvalue(s, std::sqrt(squares), KrylovFor(o));
-  if (krylov.ok() || krylov.status().code() != StatusCode::kNumericalError) return krylov;
+  KrylovOptions k = KrylovFor(o);
+  k.tolerance = tolerance;
+  StatusOr<double> krylov = KrylovSmallestEigenvalue(s, std::sqrt(squares), k);
+  if (krylov.ok() || krylov.status().code() != StatusCode::kNumericalError) {
+    // mu = 2 ||S||_F (KrylovSmallestEigenvalue); the Ritz value is at most 2 mu.
+    if (margin != nullptr && krylov.ok()) *margin = 2.0 * tolerance * 2.0 * std::sqrt(squares);
+    return krylov;
+  }
   return SmallestEigenvalue(s);
 }
 
@@ -55,10 +63,18 @@ StatusOr<RepairedSpectrum> RepairEigenvalues(Eigen::MatrixXd& s, double floor,
     DPEM_ASSIGN_OR_RETURN(s, FloorEigenvalues(s, floor, &out.top));
     return out;
   }
-  DPEM_ASSIGN_OR_RETURN(const double lowest, LowestEigenvalue(s, o));
+  // kShiftBack takes the shift back out of Psi: a looser lambda_min, less
+  // its error margin, is enough.
+  const bool back = repair == FaEigenvalueRepair::kShiftBack;
+  double margin = 0.0;
+  DPEM_ASSIGN_OR_RETURN(double lowest,
+                        LowestEigenvalue(s, o, back ? kShiftBackTolerance : kKrylovTolerance,
+                                         &margin));
   // Lanczos's lowest Ritz value is within about 1e-10 ||S||_F of lambda_min
-  // (and above it): when it is >= floor, every repair is the identity to
-  // that accuracy.
+  // (and above it) at the default tolerance: when it is >= floor, every
+  // repair but kShiftBack is the identity to that accuracy; kShiftBack
+  // subtracts its margin first.
+  if (back) lowest -= margin;
   if (lowest < floor && repair == FaEigenvalueRepair::kFloor) {
     DPEM_ASSIGN_OR_RETURN(s, FloorEigenvalues(s, floor, &out.top));
     return out;
