@@ -16,18 +16,11 @@
 namespace dpem::internal {
 namespace {
 
+using test_support::PlantedLowerTriangle;
 using test_support::RandomOrthogonal;
 
 Eigen::MatrixXd Gaussian(Eigen::Index rows, Eigen::Index cols, unsigned seed) {
   return test_support::GaussianMatrix(rows, cols, seed);
-}
-
-// Q diag(spectrum) Q^T with its strict upper triangle overwritten by garbage,
-// which the Krylov solvers must never read.
-Eigen::MatrixXd Planted(const Eigen::MatrixXd& q, const Eigen::VectorXd& spectrum) {
-  Eigen::MatrixXd a = q * spectrum.asDiagonal() * q.transpose();
-  a.triangularView<Eigen::StrictlyUpper>().setConstant(-7e300);
-  return a;
 }
 
 // A random symmetric (Wigner) matrix, entries N(0, 1) / sqrt(d): the spectrum
@@ -42,7 +35,8 @@ TEST(KrylovTopEigenpairsTest, FindsAPlantedPositiveDefiniteSpectrum) {
   const Eigen::MatrixXd q = RandomOrthogonal(d, 1);
   Eigen::VectorXd spectrum(d);
   for (Eigen::Index i = 0; i < d; ++i) spectrum(i) = std::pow(0.9, static_cast<double>(i)) + 1e-3;
-  StatusOr<Eigenpairs> top = KrylovTopEigenpairs(Planted(q, spectrum), 10, KrylovOptions{});
+  StatusOr<Eigenpairs> top =
+      KrylovTopEigenpairs(PlantedLowerTriangle(q, spectrum), 10, KrylovOptions{});
   ASSERT_TRUE(top.ok()) << top.status().ToString();
   ASSERT_EQ(top->values.size(), 10);
   for (Eigen::Index k = 0; k < 10; ++k) {
@@ -79,7 +73,7 @@ TEST(KrylovTopEigenpairsTest, TheStartIsFixedSoTheResultIsReproducible) {
 TEST(KrylovSmallestEigenvalueTest, FindsAPlantedNegativeEigenvalue) {
   const Eigen::Index d = 250;
   Eigen::VectorXd spectrum = Eigen::VectorXd::LinSpaced(d, -0.8, 1.5);
-  const Eigen::MatrixXd a = Planted(RandomOrthogonal(d, 4), spectrum);
+  const Eigen::MatrixXd a = PlantedLowerTriangle(RandomOrthogonal(d, 4), spectrum);
   StatusOr<double> smallest = KrylovSmallestEigenvalue(a, 1.5, KrylovOptions{});
   ASSERT_TRUE(smallest.ok()) << smallest.status().ToString();
   EXPECT_NEAR(*smallest, -0.8, 1e-10);

@@ -13,15 +13,8 @@
 namespace dpem::internal {
 namespace {
 
+using test_support::PlantedLowerTriangle;
 using test_support::RandomOrthogonal;
-
-// Q diag(spectrum) Q^T with its strict upper triangle overwritten by garbage,
-// which the solver must never read.
-Eigen::MatrixXd Planted(const Eigen::MatrixXd& q, const Eigen::VectorXd& spectrum) {
-  Eigen::MatrixXd a = q * spectrum.asDiagonal() * q.transpose();
-  a.triangularView<Eigen::StrictlyUpper>().setConstant(-7e300);
-  return a;
-}
 
 // Rank below the block's width: the subspace holds the whole range, and the
 // eigenpairs are exact to rounding.
@@ -30,7 +23,7 @@ TEST(RandomizedTopEigenpairsTest, IsExactForALowRankMatrix) {
   const Eigen::MatrixXd q = RandomOrthogonal(d, 3);
   Eigen::VectorXd spectrum = Eigen::VectorXd::Zero(d);
   for (Eigen::Index i = 0; i < 8; ++i) spectrum(i) = 8.0 - static_cast<double>(i);
-  StatusOr<Eigenpairs> top = RandomizedTopEigenpairs(Planted(q, spectrum), 5, 1);
+  StatusOr<Eigenpairs> top = RandomizedTopEigenpairs(PlantedLowerTriangle(q, spectrum), 5, 1);
   ASSERT_TRUE(top.ok()) << top.status().ToString();
   ASSERT_EQ(top->values.size(), 5);
   ASSERT_EQ(top->vectors.cols(), 5);
@@ -52,7 +45,7 @@ TEST(RandomizedTopEigenpairsTest, FindsTheTopOfASpectrumWithAGap) {
   const Eigen::MatrixXd q = RandomOrthogonal(d, 4);
   Eigen::VectorXd spectrum = Eigen::VectorXd::LinSpaced(d, 1.0, -1.0);
   for (Eigen::Index i = 0; i < 5; ++i) spectrum(i) = 10.0 - static_cast<double>(i);
-  StatusOr<Eigenpairs> top = RandomizedTopEigenpairs(Planted(q, spectrum), 5, 2);
+  StatusOr<Eigenpairs> top = RandomizedTopEigenpairs(PlantedLowerTriangle(q, spectrum), 5, 2);
   ASSERT_TRUE(top.ok()) << top.status().ToString();
   for (Eigen::Index k = 0; k < 5; ++k) {
     EXPECT_NEAR(top->values(k), spectrum(k), 1e-6) << k;
@@ -67,7 +60,7 @@ TEST(RandomizedTopEigenpairsTest, RitzValuesNeverExceedTheEigenvalues) {
   const Eigen::Index d = 400;
   const Eigen::MatrixXd q = RandomOrthogonal(d, 5);
   const Eigen::VectorXd spectrum = Eigen::VectorXd::LinSpaced(d, 2.0, -2.0);
-  const Eigen::MatrixXd a = Planted(q, spectrum);
+  const Eigen::MatrixXd a = PlantedLowerTriangle(q, spectrum);
   StatusOr<Eigenpairs> one = RandomizedTopEigenpairs(a, 10, 1);
   StatusOr<Eigenpairs> three = RandomizedTopEigenpairs(a, 10, 3);
   ASSERT_TRUE(one.ok() && three.ok());
@@ -87,12 +80,11 @@ TEST(RandomizedTopEigenpairsTest, IsScaleInvariant) {
   const Eigen::MatrixXd q = RandomOrthogonal(d, 6);
   Eigen::VectorXd spectrum = Eigen::VectorXd::LinSpaced(d, 1.0, -1.0);
   for (Eigen::Index i = 0; i < 3; ++i) spectrum(i) = 4.0 - static_cast<double>(i);
-  const Eigen::MatrixXd a = Planted(q, spectrum);
+  const Eigen::MatrixXd a = PlantedLowerTriangle(q, spectrum);
   StatusOr<Eigenpairs> unit = RandomizedTopEigenpairs(a, 3, 1);
   ASSERT_TRUE(unit.ok()) << unit.status().ToString();
   for (double scale : {1e-80, 1e80}) {
-    Eigen::MatrixXd scaled = a * scale;
-    scaled.triangularView<Eigen::StrictlyUpper>().setConstant(-7e300);
+    const Eigen::MatrixXd scaled = PlantedLowerTriangle(q, spectrum * scale);
     StatusOr<Eigenpairs> top = RandomizedTopEigenpairs(scaled, 3, 1);
     ASSERT_TRUE(top.ok()) << top.status().ToString();
     ASSERT_TRUE(top->values.allFinite() && top->vectors.allFinite()) << scale;

@@ -26,6 +26,16 @@ inline Eigen::MatrixXd RandomOrthogonal(Eigen::Index d, unsigned seed) {
   return qr.householderQ();
 }
 
+// Q diag(spectrum) Q^T with its strict upper triangle overwritten by garbage
+// (-7e300): a planted spectrum for solvers that read only the lower triangle,
+// which must never read the rest.
+inline Eigen::MatrixXd PlantedLowerTriangle(const Eigen::MatrixXd& q,
+                                            const Eigen::VectorXd& spectrum) {
+  Eigen::MatrixXd a = q * spectrum.asDiagonal() * q.transpose();
+  a.triangularView<Eigen::StrictlyUpper>().setConstant(-7e300);
+  return a;
+}
+
 }  // namespace dpem::test_support
 
 #endif  // DPEM_TESTING_RANDOM_MATRICES_H_

@@ -221,7 +221,8 @@ struct GmmFitOptions {
   // with FULL covariances releases DIAGONAL statistics in its first
   // iteration (d second-moment entries per component instead of d(d+1)/2),
   // at the multiplier of its share of the budget schedule (budget_schedule
-  // below: kDiagonalIterationWeight), and full ones from the second on. Unlike the spherical one it sees a cluster's scale along
+  // below: kDiagonalIterationWeight), and full ones from the second on.
+  // Unlike the spherical one it sees a cluster's scale along
   // each axis, which data degenerate along the axes need (docs/gmm.md, "The
   // diagonal first iteration": better than the full first iteration on the
   // Adult census columns and on the test mixtures). Default on; the
