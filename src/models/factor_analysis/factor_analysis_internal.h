@@ -64,7 +64,8 @@ struct RepairedSpectrum {
 // O(d^3) LAPACK decomposition, which also gives the start). The start's
 // eigenpairs are RandomizedTopEigenpairs's with `approximate_start` where
 // Lanczos would find them (above o.dense_max_dimension, and L +
-// kRandomizedOversampling <= d), else LeadingEigenpairs's. Requires S~
+// kRandomizedOversampling <= d), else (or if its small eigenproblem fails)
+// LeadingEigenpairs's. Requires S~
 // symmetric and finite.
 StatusOr<RepairedSpectrum> RepairEigenvalues(Eigen::MatrixXd& s, double floor,
                                              FaEigenvalueRepair repair, const FaEmOptions& o,

@@ -85,8 +85,11 @@ StatusOr<RepairedSpectrum> RepairEigenvalues(Eigen::MatrixXd& s, double floor,
   }
   if (approximate_start && !UseDenseEigenSolver(s.rows(), o.factors, o) &&
       o.factors + kRandomizedOversampling <= s.rows()) {
-    DPEM_ASSIGN_OR_RETURN(out.top, RandomizedTopEigenpairs(s, o.factors, o.threads));
-    return out;
+    StatusOr<Eigenpairs> approximate = RandomizedTopEigenpairs(s, o.factors, o.threads);
+    if (approximate.ok() || approximate.status().code() != StatusCode::kNumericalError) {
+      DPEM_ASSIGN_OR_RETURN(out.top, std::move(approximate));
+      return out;
+    }  // The small eigenproblem failed: Lanczos's, as LeadingEigenpairs falls back.
   }
   DPEM_ASSIGN_OR_RETURN(out.top, LeadingEigenpairs(s, o.factors, o));  // Same vectors.
   return out;
