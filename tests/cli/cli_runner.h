@@ -34,11 +34,15 @@ struct RunResult {
 };
 
 // A scratch directory private to this process (CTest runs each case in its
-// own process, in parallel), ending in '/'.
+// own process, in parallel), ending in '/'. Emptied when first used: a
+// directory of that name left by an earlier, dead process of the same pid
+// would otherwise hand this one its files (a stale race3.json failed
+// BudgetCliTest.ConcurrentFitsNeverOverspend once pids had wrapped).
 inline const std::string& Dir() {
   static const std::string dir = [] {
     const std::string d =
         ::testing::TempDir() + "dpem_cli_test." + std::to_string(::getpid()) + "/";
+    std::filesystem::remove_all(d);
     std::filesystem::create_directories(d);
     return d;
   }();
