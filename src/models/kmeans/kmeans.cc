@@ -10,6 +10,7 @@
 #include "engine/exact_sum.h"
 #include "engine/rank_combine.h"
 #include "internal/dimension_dispatch.h"
+#include "internal/unit_ball.h"
 #include "models/kmeans/kmeans_kernels.h"
 
 namespace dpem {
@@ -41,20 +42,24 @@ void ForEachChunk(const DataMatrix& x, Fn fn) {
 
 }  // namespace
 
-KmeansStatistics KmeansStatistics::Zero(Eigen::Index components, Eigen::Index dimension) {
+KmeansStatistics KmeansStatistics::Zero(Eigen::Index components, Eigen::Index dimension,
+                                        bool framed) {
   KmeansStatistics s;
   s.counts = Eigen::VectorXd::Zero(components);
   s.sums = Eigen::MatrixXd::Zero(components, dimension);
+  if (framed) s.frame_sums = Eigen::MatrixXd::Zero(components, dimension);
   return s;
 }
 
 Status KmeansStatistics::Add(const KmeansStatistics& other) {
   if (other.counts.size() != counts.size() || other.sums.rows() != sums.rows() ||
-      other.sums.cols() != sums.cols()) {
+      other.sums.cols() != sums.cols() || other.frame_sums.rows() != frame_sums.rows() ||
+      other.frame_sums.cols() != frame_sums.cols()) {
     return InvalidArgumentError("k-means statistics of different shapes cannot be added");
   }
   counts += other.counts;
   sums += other.sums;
+  frame_sums += other.frame_sums;
   sse += other.sse;
   n += other.n;
   return OkStatus();
@@ -104,14 +109,46 @@ void NearestCentre::Assign(const Eigen::Ref<const DataMatrix>& block, Eigen::Vec
   }
 }
 
+Status CellFrames::Validate(Eigen::Index components) const {
+  if (radii.size() != components || !radii.allFinite() || !(radii.array() > 0.0).all()) {
+    return InvalidArgumentError("cell frames need one finite radius > 0 per centre");
+  }
+  const auto& a = global_weights.array();
+  const auto& b = frame_weights.array();
+  const bool weights_ok = global_weights.size() == components &&
+                          frame_weights.size() == components && global_weights.allFinite() &&
+                          frame_weights.allFinite() && (a >= 0.0).all() && (b >= 0.0).all() &&
+                          (a * a + b * b <= 1.0).all();
+  if (!weights_ok) {
+    return InvalidArgumentError(
+        "cell frames need weights a_k, b_k >= 0 with a_k^2 + b_k^2 <= 1 per centre");
+  }
+  return OkStatus();
+}
+
 void NearestCentre::Accumulate(const Eigen::Ref<const DataMatrix>& block,
-                               KmeansStatistics& stats, Eigen::MatrixXd& scratch) const {
+                               KmeansStatistics& stats, Eigen::MatrixXd& scratch,
+                               const CellFrames* frames) const {
   Eigen::VectorXi labels;
   Eigen::VectorXd distances;
   Assign(block, labels, distances, scratch);
-  for (Eigen::Index i = 0; i < block.rows(); ++i) {
-    stats.counts(labels(i)) += 1.0;
-    stats.sums.row(labels(i)) += block.row(i);
+  if (frames == nullptr) {
+    for (Eigen::Index i = 0; i < block.rows(); ++i) {
+      stats.counts(labels(i)) += 1.0;
+      stats.sums.row(labels(i)) += block.row(i);
+    }
+  } else {
+    // Each record's terms computed explicitly, the frame vector shrunk by its
+    // own computed norm: the vectors the sensitivity argument is about.
+    Eigen::RowVectorXd u(block.cols());
+    for (Eigen::Index i = 0; i < block.rows(); ++i) {
+      const int k = labels(i);
+      stats.counts(k) += 1.0;
+      stats.sums.row(k) += frames->global_weights(k) * block.row(i);
+      u = (block.row(i) - centres_.row(k)) / frames->radii(k);
+      internal::ShrinkIntoUnitBall(u, u.squaredNorm());
+      stats.frame_sums.row(k) += frames->frame_weights(k) * u;
+    }
   }
   stats.sse += distances.sum();
   stats.n += block.rows();
@@ -130,12 +167,14 @@ StatusOr<KmeansStatistics> ComputeKmeansStatistics(const Eigen::MatrixXd& centre
 }
 
 StatusOr<KmeansStatistics> ComputeKmeansStatistics(const Eigen::MatrixXd& centres,
-                                                   const RowSource& x, const Engine& engine) {
+                                                   const RowSource& x, const Engine& engine,
+                                                   const CellFrames* frames) {
   if (x.cols() != centres.cols()) {
     return InvalidArgumentError("the centres have " + std::to_string(centres.cols()) +
                                 " coordinates but the data has " + std::to_string(x.cols()) +
                                 " columns");
   }
+  if (frames != nullptr) DPEM_RETURN_IF_ERROR(frames->Validate(centres.rows()));
   DPEM_ASSIGN_OR_RETURN(const NearestCentre nc, NearestCentre::Create(centres));
   // Counts and sums (the released statistics): each block's partial from
   // zero, the partials summed exactly (engine/exact_sum.h); sse and n in
@@ -147,18 +186,20 @@ StatusOr<KmeansStatistics> ComputeKmeansStatistics(const Eigen::MatrixXd& centre
   };
   const auto released = [](KmeansStatistics& s) {
     return std::vector<internal::StatisticArray>{{s.counts.data(), s.counts.size()},
-                                                 {s.sums.data(), s.sums.size()}};
+                                                 {s.sums.data(), s.sums.size()},
+                                                 {s.frame_sums.data(), s.frame_sums.size()}};
   };
   DPEM_ASSIGN_OR_RETURN(
       std::vector<Worker> workers,
       engine.Reduce<Worker>(
           x, centres.rows() + centres.cols(),
           [&](Worker& w) {
-            w.stats = KmeansStatistics::Zero(centres.rows(), centres.cols());
-            w.exact = internal::ExactSum(w.stats.counts.size() + w.stats.sums.size());
+            w.stats = KmeansStatistics::Zero(centres.rows(), centres.cols(), frames != nullptr);
+            w.exact = internal::ExactSum(w.stats.counts.size() + w.stats.sums.size() +
+                                         w.stats.frame_sums.size());
           },
           [&](Worker& w, const RowBlock& block, Eigen::Index) {
-            nc.Accumulate(block, w.stats, w.scratch);
+            nc.Accumulate(block, w.stats, w.scratch, frames);
             w.exact.FoldAndZero(released(w.stats));
             return OkStatus();
           }));

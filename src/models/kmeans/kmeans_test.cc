@@ -5,7 +5,10 @@
 #include "dpem/models/kmeans/kmeans.h"
 
 #include <cmath>
+#include <limits>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -268,6 +271,165 @@ TEST(KmeansSensitivityTest, ClosedForms) {
   EXPECT_DOUBLE_EQ(KmeansSumsL1Sensitivity(4), 4.0);
   EXPECT_DOUBLE_EQ(KmeansJointL1Sensitivity(4), 6.0);
   EXPECT_DOUBLE_EQ(KmeansJointL1Sensitivity(2), 2.0 + 2.0 * std::sqrt(2.0));
+}
+
+// ---------------------------------------------------------------------------
+// Cell frames (CellFrames): the weighted sums and frame vectors of the
+// private start's fine round.
+
+// Weights with a^2 = b^2 = 1/2, as the private start uses, just inside 1.
+CellFrames HalfAndHalf(const Eigen::VectorXd& radii) {
+  CellFrames f;
+  f.radii = radii;
+  f.global_weights = f.frame_weights =
+      Eigen::VectorXd::Constant(radii.size(), std::sqrt(0.5) * (1 - 1e-12));
+  return f;
+}
+
+// Records in the unit ball, a quarter of them on its boundary.
+DataMatrix InBall(Eigen::Index n, Eigen::Index d, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  DataMatrix x(n, d);
+  for (Eigen::Index i = 0; i < n; ++i) x.row(i) = RandomInBall(rng, d, i % 4 == 0);
+  return x;
+}
+
+// Brute force, in long double: nearest centre by explicit distances (first
+// on ties), a x into the sums, b u into the frame sums, with u = (x - c) / r
+// divided by its norm if that exceeds 1.
+void FramedBruteForce(const Eigen::MatrixXd& c, const DataMatrix& x, const CellFrames& f,
+                      Eigen::VectorXd& counts, Eigen::MatrixXd& sums,
+                      Eigen::MatrixXd& frame_sums) {
+  double unused = 0.0;
+  Eigen::MatrixXd plain;
+  BruteForce(c, x, counts, plain, unused);
+  counts.setZero();
+  sums = Eigen::MatrixXd::Zero(c.rows(), c.cols());
+  frame_sums = sums;
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    Eigen::Index best = 0;
+    long double best_d = INFINITY;
+    for (Eigen::Index k = 0; k < c.rows(); ++k) {
+      long double dist = 0.0L;
+      for (Eigen::Index j = 0; j < c.cols(); ++j) {
+        const long double diff = static_cast<long double>(x(i, j)) - c(k, j);
+        dist += diff * diff;
+      }
+      if (dist < best_d) {
+        best_d = dist;
+        best = k;
+      }
+    }
+    const long double norm = std::sqrt(best_d) / f.radii(best);
+    const long double shrink = norm > 1.0L ? 1.0L / norm : 1.0L;
+    const long double a = f.global_weights(best), b = f.frame_weights(best);
+    counts(best) += 1.0;
+    for (Eigen::Index j = 0; j < c.cols(); ++j) {
+      sums(best, j) += static_cast<double>(a * static_cast<long double>(x(i, j)));
+      const long double u = (static_cast<long double>(x(i, j)) - c(best, j)) / f.radii(best);
+      frame_sums(best, j) += static_cast<double>(b * u * shrink);
+    }
+  }
+}
+
+TEST(KmeansCellFramesTest, StatisticsAreEachRecordsExplicitTerms) {
+  const Eigen::Index d = 3;
+  const DataMatrix x = InBall(1000, d, 41);
+  const Eigen::MatrixXd c = RandomData(5, d, 42, 0.4);
+  // Radii from far below the cells' extent (most records clipped) to above it.
+  CellFrames f = HalfAndHalf((Eigen::VectorXd(5) << 0.05, 0.2, 0.5, 1.0, 2.0).finished());
+  // Per-cell weights: the last cell plain (a = 1, b = 0).
+  f.global_weights(4) = 1.0;
+  f.frame_weights(4) = 0.0;
+  Eigen::VectorXd counts;
+  Eigen::MatrixXd sums, frame_sums;
+  FramedBruteForce(c, x, f, counts, sums, frame_sums);
+  ASSERT_GT((frame_sums.rowwise().norm().array() > 0).count(), 3);
+  const MatrixRowSource source = *MatrixRowSource::Borrow(x);
+  for (int threads : {1, 2, 3}) {
+    for (Eigen::Index rows : {7, 0}) {
+      const Engine engine = *Engine::Create({threads, rows});
+      const StatusOr<KmeansStatistics> s = ComputeKmeansStatistics(c, source, engine, &f);
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      EXPECT_EQ(s->counts, counts);
+      // Per record, the library shrinks to norm 1 - 1e-12: 1e-12 a record.
+      EXPECT_LT((s->sums - sums).cwiseAbs().maxCoeff(), 1e-12);
+      EXPECT_LT((s->frame_sums - frame_sums).cwiseAbs().maxCoeff(), 1e-9);
+    }
+  }
+  // Without frames, no frame sums.
+  const KmeansStatistics plain = *ComputeKmeansStatistics(c, source, *Engine::Create({1, 0}));
+  EXPECT_EQ(plain.frame_sums.size(), 0);
+}
+
+// The largest change of the framed release [counts; sums; frame sums] over
+// neighbouring pairs (random, and antipodal) in d dimensions, by brute force.
+double WorstFramedChange(Eigen::Index d, const Eigen::VectorXd& radii) {
+  std::mt19937 rng(static_cast<std::uint32_t>(50 + d));
+  const Eigen::MatrixXd c = RandomData(4, d, static_cast<std::uint32_t>(60 + d), 0.3);
+  const CellFrames f = HalfAndHalf(radii);
+  DataMatrix x = InBall(20, d, static_cast<std::uint32_t>(70 + d));
+  const Engine engine = *Engine::Create({1, 0});
+  auto released = [&](const Eigen::RowVectorXd& record) {
+    x.row(0) = record;
+    const KmeansStatistics s =
+        *ComputeKmeansStatistics(c, *MatrixRowSource::Borrow(x), engine, &f);
+    Eigen::VectorXd v(s.counts.size() + s.sums.size() + s.frame_sums.size());
+    v << s.counts, s.sums.reshaped(), s.frame_sums.reshaped();
+    return v;
+  };
+  double worst = 0.0;
+  for (int t = 0; t < 2000; ++t) {
+    const Eigen::RowVectorXd a = RandomInBall(rng, d, t % 2 == 0);
+    worst = std::max(worst, (released(a) - released(RandomInBall(rng, d, t % 3 == 0))).norm());
+    worst = std::max(worst, (released(a) - released(-a)).norm());
+  }
+  return worst;
+}
+
+TEST(KmeansCellFramesTest, TheJointSensitivityIsStillTwo) {
+  const Eigen::VectorXd mixed = (Eigen::VectorXd(4) << 0.01, 0.3, 1.0, 2.0).finished();
+  const Eigen::VectorXd small = Eigen::VectorXd::Constant(4, 0.01);
+  for (Eigen::Index d : {1, 2, 5}) {
+    EXPECT_LE(WorstFramedChange(d, mixed), kKmeansJointL2Sensitivity * (1 + 1e-12)) << d;
+    // Attained by antipodal boundary records in different cells of small
+    // radius, where both frame vectors are clipped.
+    const double worst = WorstFramedChange(d, small);
+    EXPECT_LE(worst, kKmeansJointL2Sensitivity * (1 + 1e-12)) << d;
+    EXPECT_GT(worst, kKmeansJointL2Sensitivity * (1 - 1e-3)) << d;
+  }
+}
+
+TEST(KmeansCellFramesTest, ValidateRefusesBadFrames) {
+  const Eigen::VectorXd r = Eigen::VectorXd::Constant(3, 0.5);
+  EXPECT_TRUE(HalfAndHalf(r).Validate(3).ok());
+  EXPECT_FALSE(HalfAndHalf(r).Validate(2).ok());
+  const double kInf = std::numeric_limits<double>::infinity();
+  const double kNan = std::numeric_limits<double>::quiet_NaN();
+  for (double bad : {0.0, -1.0, kInf, kNan}) {
+    CellFrames f = HalfAndHalf(r);
+    f.radii(1) = bad;
+    EXPECT_FALSE(f.Validate(3).ok()) << bad;
+  }
+  for (auto [a, b] : {std::pair{1.0, 0.1}, std::pair{0.8, 0.61}, std::pair{-0.1, 0.5},
+                      std::pair{kNan, 0.5}, std::pair{0.5, kInf}}) {
+    CellFrames f = HalfAndHalf(r);
+    f.global_weights(2) = a;
+    f.frame_weights(2) = b;
+    EXPECT_FALSE(f.Validate(3).ok()) << a << " " << b;
+  }
+  CellFrames f = HalfAndHalf(r);
+  f.global_weights(0) = 1.0;
+  f.frame_weights(0) = 0.0;
+  EXPECT_TRUE(f.Validate(3).ok());
+  CellFrames short_weights = HalfAndHalf(r);
+  short_weights.frame_weights.resize(2);
+  EXPECT_FALSE(short_weights.Validate(3).ok());
+  const DataMatrix x = InBall(10, 2, 1);
+  f.radii(0) = 0.0;
+  EXPECT_FALSE(ComputeKmeansStatistics(RandomData(3, 2, 2), *MatrixRowSource::Borrow(x),
+                                       *Engine::Create({1, 0}), &f)
+                   .ok());
 }
 
 }  // namespace

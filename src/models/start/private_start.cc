@@ -9,6 +9,7 @@
 
 #include "dpem/random/samplers.h"
 #include "internal/linear_algebra.h"
+#include "internal/unit_ball.h"
 
 namespace dpem::internal {
 namespace {
@@ -102,7 +103,8 @@ double WeightedLloyd(const Eigen::MatrixXd& points, const Eigen::VectorXd& weigh
 // The sketch of released (counts, sums): the cells that pass the count
 // threshold (at least the k largest counts), as points and weights.
 void SketchFromRelease(const KmeansStatistics& noisy, const Eigen::MatrixXd& candidates,
-                       Eigen::Index k, double sigma, Eigen::MatrixXd& points, Eigen::VectorXd& weights) {
+                       const CellFrames* frames, Eigen::Index k, double sigma,
+                       Eigen::MatrixXd& points, Eigen::VectorXd& weights) {
   const Eigen::Index m = noisy.counts.size();
   std::vector<Eigen::Index> order(static_cast<size_t>(m));
   std::iota(order.begin(), order.end(), Eigen::Index{0});
@@ -117,14 +119,8 @@ void SketchFromRelease(const KmeansStatistics& noisy, const Eigen::MatrixXd& can
   weights.resize(kept);
   for (Eigen::Index i = 0; i < kept; ++i) {
     const Eigen::Index cell = order[static_cast<size_t>(i)];
-    const double count = noisy.counts(cell);
-    Eigen::RowVectorXd mean = noisy.sums.row(cell) / count;
-    // A cell kept only to reach K (count below 1 or the quotient not
-    // finite) stands at its candidate with unit weight.
-    if (!(count >= 1.0) || !mean.allFinite()) mean = candidates.row(cell);
-    ProjectOntoUnitBall(mean);
-    points.row(i) = mean;
-    weights(i) = std::max(count, 1.0);
+    points.row(i) = CellMean(noisy, cell, candidates, frames, sigma);
+    weights(i) = std::max(noisy.counts(cell), 1.0);
   }
 }
 
@@ -148,15 +144,17 @@ std::vector<Eigen::Index> Apportion(const Eigen::VectorXd& weights, Eigen::Index
   return shares;
 }
 
-// One round: the cells of `candidates`, their counts and sums released by
-// `spec`, and the sketch of the cells kept (at least `min_kept`).
+// One round: the cells of `candidates` (with `frames`, if given), their
+// statistics released by `spec`, and the sketch of the cells kept (at least
+// `min_kept`).
 Status SketchRound(const RowSource& unit, const Eigen::MatrixXd& candidates,
-                   const NoiseSpec& spec, Eigen::Index min_kept, const Engine& engine,
-                   Generator& gen, PrivacyLedger& ledger, Eigen::MatrixXd& points,
-                   Eigen::VectorXd& weights) {
-  DPEM_ASSIGN_OR_RETURN(KmeansStatistics s, ComputeKmeansStatistics(candidates, unit, engine));
+                   const CellFrames* frames, const NoiseSpec& spec, Eigen::Index min_kept,
+                   const Engine& engine, Generator& gen, PrivacyLedger& ledger,
+                   Eigen::MatrixXd& points, Eigen::VectorXd& weights) {
+  DPEM_ASSIGN_OR_RETURN(KmeansStatistics s,
+                        ComputeKmeansStatistics(candidates, unit, engine, frames));
   DPEM_RETURN_IF_ERROR(ReleaseCountsAndSums(s, spec, gen, ledger));
-  SketchFromRelease(s, candidates, min_kept, spec.NoiseScale(), points, weights);
+  SketchFromRelease(s, candidates, frames, min_kept, spec.NoiseScale(), points, weights);
   return OkStatus();
 }
 
@@ -203,7 +201,53 @@ StatusOr<PrivateStartPlan> MakePrivateStartPlan(NoiseSampling sampling,
 
 Status CheckPrivateStart(const PrivateStartPlan& plan, Eigen::Index d) {
   DPEM_RETURN_IF_ERROR(CheckRelease(plan.coarse, plan.coarse_candidates * (d + 1)));
-  return CheckRelease(plan.fine, plan.fine_candidates * (d + 1));
+  return CheckRelease(plan.fine, plan.fine_candidates * (2 * d + 1));
+}
+
+CellFrames FineCellFrames(const Eigen::MatrixXd& fine) {
+  CellFrames frames;
+  const Eigen::VectorXd nearest = NearestOtherDistances(fine);
+  frames.radii.resize(fine.rows());
+  for (Eigen::Index j = 0; j < fine.rows(); ++j) {
+    const double reach = kStart.frame_reach * nearest(j);  // +infinity for a lone one.
+    frames.radii(j) = std::isfinite(reach) ? std::clamp(reach, kStart.min_fine_jitter, 2.0) : 2.0;
+  }
+  // A frame no smaller than max_framed_radius would not sharpen the
+  // cell's mean: the cell keeps the plain release's weights.
+  const double a = std::sqrt(kStart.global_sum_share);
+  const Eigen::ArrayXd framed = (frames.radii.array() < kStart.max_framed_radius).cast<double>();
+  frames.global_weights = kShrunkRadius * (framed * a + (1.0 - framed));
+  frames.frame_weights = kShrunkRadius * framed * std::sqrt(1.0 - a * a);
+  return frames;
+}
+
+Eigen::RowVectorXd CellMean(const KmeansStatistics& noisy, Eigen::Index cell,
+                            const Eigen::MatrixXd& candidates, const CellFrames* frames,
+                            double sigma) {
+  const double count = noisy.counts(cell);
+  const double a = frames != nullptr ? frames->global_weights(cell) : 1.0;
+  Eigen::RowVectorXd mean = noisy.sums.row(cell) / (a * count);
+  // A cell kept only to reach K (count below 1 or the quotient not finite)
+  // stands at its candidate.
+  if (!(count >= 1.0) || !mean.allFinite()) return candidates.row(cell);
+  if (frames != nullptr && frames->frame_weights(cell) > 0.0) {
+    const double b = frames->frame_weights(cell);
+    // The mean frame vector lies in the unit ball; noise may take it out.
+    Eigen::RowVectorXd u = noisy.frame_sums.row(cell) / (b * count);
+    ProjectOntoUnitBall(u);
+    const Eigen::RowVectorXd framed = candidates.row(cell) + frames->radii(cell) * u;
+    const double global_sd = sigma / (a * count);
+    const double framed_sd = sigma * frames->radii(cell) / (b * count);
+    const double agreement = kStart.frame_agreement_sigmas *
+                             std::sqrt(static_cast<double>(candidates.cols())) * global_sd;
+    if (framed.allFinite() && (framed - mean).norm() <= agreement) {
+      // Two unbiased estimates: weighted by their inverse variances.
+      const double w = 1.0 / (1.0 + std::pow(framed_sd / global_sd, 2));
+      mean = w * framed + (1.0 - w) * mean;
+    }
+  }
+  ProjectOntoUnitBall(mean);
+  return mean;
 }
 
 // The fine round's M candidates: each coarse sketch point gets a share of
@@ -281,13 +325,19 @@ StatusOr<Eigen::MatrixXd> UniformInUnitBall(Eigen::Index m, Eigen::Index d, Gene
 Status ReleaseCountsAndSums(KmeansStatistics& s, const NoiseSpec& spec, Generator& gen,
                             PrivacyLedger& ledger) {
   s.sse = std::numeric_limits<double>::quiet_NaN();
-  const Eigen::Index k = s.counts.size(), d = s.sums.cols();
-  Eigen::VectorXd v(k + k * d);
+  const Eigen::Index k = s.counts.size(), d = s.sums.cols(), f = s.frame_sums.cols();
+  Eigen::VectorXd v(k + k * d + s.frame_sums.size());
   v.head(k) = s.counts;
   for (Eigen::Index c = 0; c < k; ++c) v.segment(k + c * d, d) = s.sums.row(c).transpose();
+  for (Eigen::Index c = 0; c < s.frame_sums.rows(); ++c) {
+    v.segment(k + k * d + c * f, f) = s.frame_sums.row(c).transpose();
+  }
   DPEM_RETURN_IF_ERROR(ReleaseVector(v, spec, gen, ledger));
   s.counts = v.head(k);
   for (Eigen::Index c = 0; c < k; ++c) s.sums.row(c) = v.segment(k + c * d, d).transpose();
+  for (Eigen::Index c = 0; c < s.frame_sums.rows(); ++c) {
+    s.frame_sums.row(c) = v.segment(k + k * d + c * f, f).transpose();
+  }
   return OkStatus();
 }
 
@@ -321,10 +371,12 @@ StatusOr<StartClusters> PrivateStart(const RowSource& unit, const PrivateStartPl
   DPEM_ASSIGN_OR_RETURN(const Eigen::MatrixXd coarse,
                         UniformInUnitBall(plan.coarse_candidates, unit.cols(), gen));
   DPEM_RETURN_IF_ERROR(
-      SketchRound(unit, coarse, plan.coarse, 1, engine, gen, ledger, points, weights));
+      SketchRound(unit, coarse, nullptr, plan.coarse, 1, engine, gen, ledger, points, weights));
   DPEM_ASSIGN_OR_RETURN(const Eigen::MatrixXd fine,
                         FineCandidates(points, weights, plan.fine_candidates, gen));
-  DPEM_RETURN_IF_ERROR(SketchRound(unit, fine, plan.fine, k, engine, gen, ledger, points, weights));
+  const CellFrames frames = FineCellFrames(fine);
+  DPEM_RETURN_IF_ERROR(
+      SketchRound(unit, fine, &frames, plan.fine, k, engine, gen, ledger, points, weights));
   return WeightedKmeans(points, weights, k, gen);
 }
 

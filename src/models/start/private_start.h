@@ -18,8 +18,15 @@
 //     of K, N and the noise scale only) split among the coarse sketch points
 //     in proportion to their weights and drawn around each (the splitting
 //     step of the Linde-Buzo-Gray quantiser), so that the fine cells follow
-//     the data where a uniform partition would merge clusters. The same
-//     release on these cells; the cells kept (at least K) form the sketch.
+//     the data where a uniform partition would merge clusters. Each cell
+//     gets a frame (FineCellFrames: its candidate and a radius of
+//     kStart.frame_reach times the distance to the nearest other
+//     candidate), and one Gaussian vector releases the counts, the weighted
+//     sums and the weighted frame vectors (CellFrames; sensitivity still 2).
+//     A cell's sketch point is its framed mean, whose noise is the frame's
+//     radius over the ball's, unless it disagrees with the global mean
+//     (records beyond the frame), then the global mean. The cells kept (at
+//     least K) form the sketch.
 //  3. Weighted k-means++ and Lloyd on the sketch, restarted kStart.restarts
 //     times, give K centres (post-processing).
 //
@@ -76,8 +83,26 @@ struct PrivateStartConstants {
   // all its runs (about a second of CPU): the restarts are cut to fit.
   double clustering_work = 2e8;
   // The smallest standard deviation of a fine candidate's jitter (unit-ball
-  // units).
+  // units), and the smallest radius of a fine cell's frame.
   double min_fine_jitter = 1e-6;
+  // The fine round's cell frames (FineCellFrames): a cell's radius is this
+  // many times the distance from its candidate to the nearest other fine
+  // candidate, at most 2 (the ball's diameter: nothing is clipped).
+  double frame_reach = 2.0;
+  // A fine cell whose radius is at least this (the ball's radius) gets no
+  // frame weight (b_k = 0, a_k = 1): its framed mean, noise r / b in the
+  // ball's units, could not be sharper than its plain mean, noise 1.
+  double max_framed_radius = 1.0;
+  // The share a^2 of a record's fine-round vector given to its sum, the
+  // rest, b^2 = 1 - a^2, to its frame vector: both are released, so each
+  // cell has a global mean (noise 1 / a of the plain release's) and a
+  // framed one (noise r / b in the ball's units, biased if records lie
+  // beyond r).
+  double global_sum_share = 0.5;
+  // A cell's framed mean is its sketch point if it lies within this many
+  // times sqrt(d) noise standard deviations of the global mean's; otherwise
+  // the cell's records reach past its frame and the global mean is used.
+  double frame_agreement_sigmas = 2.0;
 };
 
 // The constants of every private start.
@@ -114,7 +139,8 @@ StatusOr<PrivateStartPlan> MakePrivateStartPlan(NoiseSampling sampling,
                                                 Eigen::Index n);
 
 // Checks both releases on public values, drawing nothing (CheckRelease for
-// M (d + 1) coordinates each): called before the data is read.
+// the coarse round's 2K (d + 1) coordinates and the fine round's M (2d + 1)):
+// called before the data is read.
 Status CheckPrivateStart(const PrivateStartPlan& plan, Eigen::Index d);
 
 // K centres of the sketch and, for each, its share of the sketch's weight
@@ -148,13 +174,36 @@ StatusOr<Eigen::MatrixXd> FineCandidates(const Eigen::MatrixXd& points,
                                          const Eigen::VectorXd& weights, Eigen::Index m,
                                          Generator& gen);
 
+// The fine round's cell frames for its candidates (M x d): radii
+// kStart.frame_reach times NearestOtherDistances, clamped to
+// [kStart.min_fine_jitter, 2] (2 for a lone candidate), and the weights
+// a_k = sqrt(kStart.global_sum_share), b_k = sqrt(1 - a_k^2) for radii below
+// kStart.max_framed_radius, (1, 0) for the others, all times
+// internal::kShrunkRadius so that a_k^2 + b_k^2 < 1 as computed. Public
+// values only (post-processing of the coarse release).
+CellFrames FineCellFrames(const Eigen::MatrixXd& fine);
+
+// The sketch point of cell `cell` from released statistics (`noisy`, with
+// frame sums if `frames` is given) and the release's noise scale `sigma`,
+// with the cell's weights a, b and radius r: if b > 0 and the framed mean
+// c + r P(frame_sum / (b n)) (P the projection onto the ball) lies within
+// kStart.frame_agreement_sigmas sqrt(d) sigma / (a n) of the global mean
+// sum / (a n), the two weighted by their inverse noise variances ((a n /
+// sigma)^2 and (b n / (r sigma))^2), else the global mean; without frames
+// sum / n; the candidate if n < 1 or the quotient is not finite. Projected
+// onto the unit ball.
+Eigen::RowVectorXd CellMean(const KmeansStatistics& noisy, Eigen::Index cell,
+                            const Eigen::MatrixXd& candidates, const CellFrames* frames,
+                            double sigma);
+
 // M points uniform in the unit ball, drawn from the generator only (a
 // normalised Gaussian direction, radius U^(1/d)): the coarse candidates of
 // the private start and the random start of GMM and k-means fits.
 StatusOr<Eigen::MatrixXd> UniformInUnitBall(Eigen::Index m, Eigen::Index d, Generator& gen);
 
 // Releases (counts, sums) as one vector [counts; sums row by row]: the
-// k-means joint release, shared by the start and by private k-means.
+// k-means joint release, shared by the start and by private k-means. With
+// frame sums (CellFrames), [counts; sums; frame sums], also one vector.
 Status ReleaseCountsAndSums(KmeansStatistics& s, const NoiseSpec& spec, Generator& gen,
                             PrivacyLedger& ledger);
 

@@ -10,7 +10,11 @@
 // each round and the start's centre is S~ / n~ of the fine release: an
 // increasing function of its noisy sum, the optimal statistic for this pair.
 // The coarse release gets a large multiplier (50), so that the claim is
-// essentially the fine release's epsilon and a bug in it shows.
+// essentially the fine release's epsilon and a bug in it shows. The lone
+// fine cell's frame has radius 2, so it keeps the plain weights (a = 1,
+// b = 0: FineCellFrames) and this pair moves the fine release by its
+// sensitivity 2; a framed cell's worst case is audited separately below,
+// with the optimal statistic.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -90,17 +94,88 @@ TEST(PrivateStartAudit, NeverExceedsItsEpsilon) {
   EXPECT_GT(r.epsilon_lower_bound, 0.5);  // The audit has power.
 }
 
-// Planted bug: both releases calibrated for sensitivity 1 instead of the
-// joint sensitivity 2 (half the noise), while the claim stays the correct
-// plan's. The audit must see more than the claim.
-TEST(PrivateStartAudit, CatchesAStartCalibratedForHalfItsSensitivity) {
+// Planted bug: both releases calibrated for a third of the joint
+// sensitivity 2 (a third of the noise), while the claim stays the correct
+// plan's. The audit must see more than the claim. (Half the sensitivity is
+// at the edge of what 200,000 runs resolve through the start's centre:
+// 1.997 and 1.648 against the claim 1.695 with two noise streams.)
+TEST(PrivateStartAudit, CatchesAStartCalibratedForAThirdOfItsSensitivity) {
   const double claimed = Claimed(AuditPlan(2.5));
   PrivateStartPlan bug = AuditPlan(2.5);
-  bug.coarse.sensitivity = 1.0;
-  bug.fine.sensitivity = 1.0;
+  bug.coarse.sensitivity = 2.0 / 3.0;
+  bug.fine.sensitivity = 2.0 / 3.0;
   const AuditResult r = Audit(bug, 32);
-  std::printf("[audit] planted: start with half its sensitivity, claim %.4f: %s\n", claimed,
+  std::printf("[audit] planted: start with a third of its sensitivity, claim %.4f: %s\n",
+              claimed, r.Describe().c_str());
+  EXPECT_GT(r.epsilon_lower_bound, claimed);
+}
+
+// The fine round's framed release at its worst case: two cells with
+// candidates at +-0.1 and FineCellFrames' frames (radius 0.4), 100 records
+// at 0 (cell 0, the lower index on the tie) and one at +1 (D0, cell 0) or
+// -1 (D1, cell 1). Both frame vectors are clipped to norm 1, so the
+// released vector [counts; a sums; b frame sums] moves by (1, -1; a, a;
+// b, b), of norm sqrt(2 (1 + a^2 + b^2)) = 2, the sensitivity. The
+// statistic is the released vector's projection on that direction, optimal
+// for the pair.
+double FramedStatistic(int side, const NoiseSpec& spec, Generator& gen,
+                       PrivacyLedger* ledger_out = nullptr) {
+  const DataMatrix x = Neighbour(side);
+  const MatrixRowSource source = *MatrixRowSource::Borrow(x);
+  EngineOptions one;
+  one.threads = 1;
+  const Engine engine = *Engine::Create(one);
+  Eigen::MatrixXd candidates(2, 1);
+  candidates << 0.1, -0.1;
+  const CellFrames frames = FineCellFrames(candidates);
+  EXPECT_TRUE((frames.frame_weights.array() > 0.0).all());
+  EXPECT_TRUE((frames.radii.array() < 0.9).all());  // +-1 are clipped.
+  KmeansStatistics s = *ComputeKmeansStatistics(candidates, source, engine, &frames);
+  PrivacyLedger ledger;
+  EXPECT_TRUE(ReleaseCountsAndSums(s, spec, gen, ledger).ok());
+  if (ledger_out != nullptr) *ledger_out = ledger;
+  const double a = frames.global_weights(0), b = frames.frame_weights(0);
+  return (s.counts(0) - s.counts(1)) + a * s.sums.sum() + b * s.frame_sums.sum();
+}
+
+AuditResult AuditFramed(const NoiseSpec& spec, std::uint64_t seed) {
+  AuditOptions a;
+  a.seed = seed;
+  a.delta = kDelta;
+  a.selection_runs = 10000;
+  a.bound_runs = 200000;
+  return RunAudit([&](int side, Generator& gen) { return FramedStatistic(side, spec, gen); },
+                  a);
+}
+
+double ClaimedFramed(const NoiseSpec& spec) {
+  Generator gen = Generator::FromSeed(1);
+  PrivacyLedger ledger;
+  FramedStatistic(0, spec, gen, &ledger);
+  return *ComputeEpsilon(ledger, kDelta, AccountantKind::kRdp);
+}
+
+TEST(PrivateStartAudit, TheFramedFineReleaseNeverExceedsItsEpsilon) {
+  const NoiseSpec spec = AuditPlan(2.5).fine;
+  const double claimed = ClaimedFramed(spec);
+  const AuditResult r = AuditFramed(spec, 33);
+  std::printf("[audit] framed fine release z=2.5, claim %.4f: %s\n", claimed,
               r.Describe().c_str());
+  EXPECT_LE(r.epsilon_lower_bound, claimed);
+  EXPECT_GT(r.epsilon_lower_bound, 0.5);  // The audit has power.
+}
+
+// Planted bug: the framed release calibrated for sensitivity 1, half of the
+// sqrt(2) sqrt(1 + a^2 + b^2) that one record's count, sum and frame vector
+// move it by; the claim stays the correct spec's.
+TEST(PrivateStartAudit, CatchesAFramedReleaseCalibratedForHalfItsSensitivity) {
+  const NoiseSpec spec = AuditPlan(2.5).fine;
+  const double claimed = ClaimedFramed(spec);
+  NoiseSpec bug = spec;
+  bug.sensitivity = 1.0;
+  const AuditResult r = AuditFramed(bug, 34);
+  std::printf("[audit] planted: framed release with half its sensitivity, claim %.4f: %s\n",
+              claimed, r.Describe().c_str());
   EXPECT_GT(r.epsilon_lower_bound, claimed);
 }
 

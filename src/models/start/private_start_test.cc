@@ -163,6 +163,108 @@ TEST(PrivateStartTest, FineCandidatesAreApportionedByWeight) {
   EXPECT_LT(rest_negative, 0.3);
 }
 
+TEST(PrivateStartTest, FineCellFramesReachTwiceTheNearestCandidate) {
+  // Candidates at 0, 0.1, 0.4 and -0.6 on a line: nearest-other distances
+  // 0.1, 0.1, 0.3 and 0.6.
+  const Eigen::MatrixXd fine =
+      (Eigen::MatrixXd(4, 2) << 0, 0, 0.1, 0, 0.4, 0, -0.6, 0).finished();
+  const CellFrames f = FineCellFrames(fine);
+  ASSERT_TRUE(f.Validate(4).ok());
+  const Eigen::Vector4d nearest(0.1, 0.1, 0.3, 0.6);
+  for (Eigen::Index j = 0; j < 4; ++j) {
+    EXPECT_NEAR(f.radii(j), kStart.frame_reach * nearest(j), 1e-15) << j;
+    const double a2 = f.global_weights(j) * f.global_weights(j);
+    const double b2 = f.frame_weights(j) * f.frame_weights(j);
+    EXPECT_LT(a2 + b2, 1.0) << j;
+    if (f.radii(j) < kStart.max_framed_radius) {
+      // a^2 = kStart.global_sum_share, b^2 the rest, just inside 1.
+      EXPECT_NEAR(a2, kStart.global_sum_share, 1e-11) << j;
+      EXPECT_NEAR(b2, 1.0 - kStart.global_sum_share, 1e-11) << j;
+    } else {
+      // A frame as large as the ball's radius: the plain weights.
+      EXPECT_NEAR(a2, 1.0, 1e-11) << j;
+      EXPECT_EQ(b2, 0.0) << j;
+    }
+  }
+  EXPECT_GT(f.radii(3), kStart.max_framed_radius);  // The last cell is plain.
+  // A lone candidate gets the ball's diameter; coincident ones the smallest
+  // radius; far-apart ones at most the diameter.
+  EXPECT_EQ(FineCellFrames(Eigen::MatrixXd::Zero(1, 2)).radii(0), 2.0);
+  EXPECT_EQ(FineCellFrames(Eigen::MatrixXd::Zero(2, 2)).radii(1), kStart.min_fine_jitter);
+  const Eigen::MatrixXd apart = (Eigen::MatrixXd(2, 1) << -1.0, 1.0).finished();
+  EXPECT_EQ(FineCellFrames(apart).radii(0), 2.0);
+}
+
+// Released statistics of one cell (candidate c, radius r, frames f) whose
+// noisy count is n, global mean g and mean frame vector u.
+KmeansStatistics OneCell(const CellFrames& f, double n, const Eigen::RowVectorXd& g,
+                         const Eigen::RowVectorXd& u) {
+  KmeansStatistics s = KmeansStatistics::Zero(1, g.size(), true);
+  s.counts(0) = n;
+  s.sums.row(0) = f.global_weights(0) * n * g;
+  s.frame_sums.row(0) = f.frame_weights(0) * n * u;
+  return s;
+}
+
+TEST(PrivateStartTest, ACellsMeanCombinesItsTwoEstimatesWhenTheyAgree) {
+  const Eigen::MatrixXd c = (Eigen::MatrixXd(1, 2) << 0.2, 0.1).finished();
+  CellFrames f = FineCellFrames(c);  // A lone candidate: radius 2, plain.
+  EXPECT_EQ(f.frame_weights(0), 0.0);
+  f = FineCellFrames((Eigen::MatrixXd(2, 2) << 0.2, 0.1, 0.25, 0.1).finished());
+  f.radii(0) = 0.1;
+  const double n = 400, sigma = 20;
+  const double a = f.global_weights(0), b = f.frame_weights(0);
+  // Frame mean c + r u = (0.23, 0.1); global mean 0.02 away, inside the
+  // agreement radius 2 sqrt(2) sigma / (a n) = 0.2.
+  const Eigen::RowVectorXd u = (Eigen::RowVectorXd(2) << 0.3, 0.0).finished();
+  const Eigen::RowVectorXd framed = (Eigen::RowVectorXd(2) << 0.23, 0.1).finished();
+  const Eigen::RowVectorXd global = (Eigen::RowVectorXd(2) << 0.25, 0.1).finished();
+  const KmeansStatistics s = OneCell(f, n, global, u);
+  // Inverse-variance weights: var_g = (sigma / (a n))^2, var_f = (sigma r / (b n))^2.
+  const double var_g = std::pow(sigma / (a * n), 2), var_f = std::pow(sigma * 0.1 / (b * n), 2);
+  const Eigen::RowVectorXd expected = (framed / var_f + global / var_g) / (1 / var_f + 1 / var_g);
+  EXPECT_LT((CellMean(s, 0, c, &f, sigma) - expected).norm(), 1e-12);
+  // Without frames: the global mean of the plain release (sums / n).
+  KmeansStatistics plain = KmeansStatistics::Zero(1, 2);
+  plain.counts(0) = n;
+  plain.sums.row(0) = n * global;
+  EXPECT_LT((CellMean(plain, 0, c, nullptr, sigma) - global).norm(), 1e-12);
+}
+
+TEST(PrivateStartTest, ACellsMeanIsTheGlobalOneWhenItsRecordsReachPastTheFrame) {
+  const Eigen::MatrixXd c = (Eigen::MatrixXd(1, 2) << 0.2, 0.1).finished();
+  CellFrames f = FineCellFrames((Eigen::MatrixXd(2, 2) << 0.2, 0.1, 0.25, 0.1).finished());
+  f.radii(0) = 0.1;
+  const double n = 400, sigma = 20;
+  // The records sit at (0.6, 0.1), 4 radii away: every frame vector is
+  // clipped to (1, 0), so the framed mean says (0.3, 0.1), 0.3 from the
+  // global one, outside the agreement radius 0.2.
+  const Eigen::RowVectorXd global = (Eigen::RowVectorXd(2) << 0.6, 0.1).finished();
+  const KmeansStatistics s = OneCell(f, n, global, Eigen::RowVectorXd::Unit(2, 0));
+  EXPECT_LT((CellMean(s, 0, c, &f, sigma) - global).norm(), 1e-12);
+  // A noisy mean frame vector outside the ball is projected first:
+  // (3, 0) reads as (1, 0).
+  const KmeansStatistics far = OneCell(f, n, global, 3.0 * Eigen::RowVectorXd::Unit(2, 0));
+  EXPECT_LT((CellMean(far, 0, c, &f, sigma) - global).norm(), 1e-12);
+  // A count below 1: the candidate.
+  const KmeansStatistics empty = OneCell(f, 0.5, global, Eigen::RowVectorXd::Unit(2, 0));
+  EXPECT_EQ(CellMean(empty, 0, c, &f, sigma), c.row(0));
+}
+
+TEST(PrivateStartTest, TheReleaseNoisesTheFrameSumsToo) {
+  KmeansStatistics s = KmeansStatistics::Zero(3, 2, true);
+  const PrivateStartPlan plan = Plan(5.0, 3, 100);
+  Generator gen = Seeded(8);
+  PrivacyLedger ledger;
+  ASSERT_TRUE(ReleaseCountsAndSums(s, plan.fine, gen, ledger).ok());
+  EXPECT_EQ(ledger.size(), 1u);
+  // Noise of scale 10 on every coordinate: none is left at 0.
+  EXPECT_TRUE((s.counts.array() != 0.0).all());
+  EXPECT_TRUE((s.sums.array() != 0.0).all());
+  EXPECT_TRUE((s.frame_sums.array() != 0.0).all());
+  EXPECT_GT(s.frame_sums.cwiseAbs().maxCoeff(), 1.0);
+}
+
 TEST(PrivateStartTest, RestartsShrinkWithTheClusteringWork) {
   EXPECT_EQ(StartRestarts(30, 3), kStart.restarts);
   // 10 K points and K = 1000: one run of 50 Lloyd steps is 5e8 distances.

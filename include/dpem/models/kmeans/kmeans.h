@@ -59,14 +59,38 @@ namespace dpem {
 struct KmeansStatistics {
   Eigen::VectorXd counts;  // K: records assigned to each centre.
   Eigen::MatrixXd sums;    // K x d: sum of the records assigned to each centre.
+  // K x d with CellFrames (below): the sum of the weighted frame vectors of
+  // each centre's records; empty otherwise.
+  Eigen::MatrixXd frame_sums;
   double sse = 0.0;        // sum_i min_k ||x_i - mu_k||^2.
   Eigen::Index n = 0;      // Records accumulated.
 
-  // Zero statistics for K centres in d dimensions.
-  static KmeansStatistics Zero(Eigen::Index components, Eigen::Index dimension);
+  // Zero statistics for K centres in d dimensions, without (or with) frame
+  // sums.
+  static KmeansStatistics Zero(Eigen::Index components, Eigen::Index dimension,
+                               bool framed = false);
   // Adds the statistics of a disjoint block; InvalidArgument (this unchanged)
   // if the shapes differ.
   Status Add(const KmeansStatistics& other);
+};
+
+// Cell frames for a pass (the private start's fine round; docs/privacy.md,
+// "The private start"). A record x whose nearest centre is mu_k adds
+// a_k x to sums.row(k) and b_k u to frame_sums.row(k), with
+// u = (x - mu_k) / r_k scaled to norm at most 1 (internal/unit_ball.h) if it
+// is longer. With x in the unit ball, a record's count, weighted sum and
+// weighted frame vector have squared norm at most 1 + a_k^2 + b_k^2 <= 2, so
+// the joint release of (counts, sums, frame_sums) has the L2 sensitivity of
+// the plain (counts, sums), kKmeansJointL2Sensitivity, while the frame
+// vectors of a cell of radius r_k carry noise r_k / b_k relative to the
+// cell's frame where its weighted sum carries 1 / a_k relative to the ball.
+struct CellFrames {
+  Eigen::VectorXd radii;           // K finite values > 0: r_k.
+  Eigen::VectorXd global_weights;  // K values a_k >= 0.
+  Eigen::VectorXd frame_weights;   // K values b_k >= 0, with a_k^2 + b_k^2 <= 1.
+
+  // InvalidArgument unless the above hold for K centres.
+  Status Validate(Eigen::Index components) const;
 };
 
 // Precomputed centres for the nearest-centre kernel
@@ -91,8 +115,10 @@ class NearestCentre {
 
   // Accumulates the block's counts, sums and sse into `stats` (which must be
   // Zero(K, d)-shaped): the per-block kernel of ComputeKmeansStatistics.
+  // With `frames` (validated by the caller; stats Zero(K, d, true)-shaped),
+  // the weighted sums and frame sums of CellFrames instead of the sums.
   void Accumulate(const Eigen::Ref<const DataMatrix>& block, KmeansStatistics& stats,
-                  Eigen::MatrixXd& scratch) const;
+                  Eigen::MatrixXd& scratch, const CellFrames* frames = nullptr) const;
 
   Eigen::Index components() const { return centres_.rows(); }
   Eigen::Index dimension() const { return centres_.cols(); }
@@ -116,9 +142,11 @@ StatusOr<KmeansStatistics> ComputeKmeansStatistics(const Eigen::MatrixXd& centre
 // (engine/engine.h): each block's counts and sums computed from zero and
 // summed exactly (engine/exact_sum.h; meant for unit-ball records), so they
 // do not depend on the thread count; the SSE is summed in thread order.
-// InvalidArgument on mismatched shapes.
+// InvalidArgument on mismatched shapes. With `frames`, the statistics of
+// CellFrames (also summed exactly); InvalidArgument if they are invalid.
 StatusOr<KmeansStatistics> ComputeKmeansStatistics(const Eigen::MatrixXd& centres,
-                                                   const RowSource& x, const Engine& engine);
+                                                   const RowSource& x, const Engine& engine,
+                                                   const CellFrames* frames = nullptr);
 
 // The normalised intra-cluster variance of `x` under `centres`:
 //   NICV = (1/N) sum_i min_k ||x_i - mu_k||^2
