@@ -400,6 +400,33 @@ TEST(KmeansCellFramesTest, TheJointSensitivityIsStillTwo) {
   }
 }
 
+// The framed pass sums its counts, weighted sums and frame sums exactly
+// (engine/exact_sum.h): bitwise the same for any thread count at a given
+// block size, as the plain pass (ExactSumTest.PassesAreBitwiseIndependentOfTheThreadCount).
+// Frame sums added in floating point per thread and merged in thread order
+// would differ in their last bits, and neighbours' releases would then
+// differ by more than their one block's partials (docs/privacy.md, section 8).
+TEST(KmeansCellFramesTest, FramedStatisticsAreBitwiseIndependentOfTheThreadCount) {
+  const DataMatrix x = InBall(20011, 3, 43);
+  const Eigen::MatrixXd c = RandomData(6, 3, 44, 0.4);
+  const CellFrames f =
+      HalfAndHalf((Eigen::VectorXd(6) << 0.05, 0.1, 0.2, 0.5, 0.9, 0.3).finished());
+  const MatrixRowSource source = *MatrixRowSource::Borrow(x);
+  for (Eigen::Index rows : {50, 0}) {
+    const StatusOr<KmeansStatistics> one =
+        ComputeKmeansStatistics(c, source, *Engine::Create({1, rows}), &f);
+    ASSERT_TRUE(one.ok()) << one.status().ToString();
+    for (int threads : {2, 3, 5}) {
+      const StatusOr<KmeansStatistics> s =
+          ComputeKmeansStatistics(c, source, *Engine::Create({threads, rows}), &f);
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      EXPECT_EQ(s->counts, one->counts) << threads << " " << rows;
+      EXPECT_EQ(s->sums, one->sums) << threads << " " << rows;
+      EXPECT_EQ(s->frame_sums, one->frame_sums) << threads << " " << rows;
+    }
+  }
+}
+
 TEST(KmeansCellFramesTest, ValidateRefusesBadFrames) {
   const Eigen::VectorXd r = Eigen::VectorXd::Constant(3, 0.5);
   EXPECT_TRUE(HalfAndHalf(r).Validate(3).ok());

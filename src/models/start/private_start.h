@@ -23,10 +23,10 @@
 //     kStart.frame_reach times the distance to the nearest other
 //     candidate), and one Gaussian vector releases the counts, the weighted
 //     sums and the weighted frame vectors (CellFrames; sensitivity still 2).
-//     A cell's sketch point is its framed mean, whose noise is the frame's
-//     radius over the ball's, unless it disagrees with the global mean
-//     (records beyond the frame), then the global mean. The cells kept (at
-//     least K) form the sketch.
+//     A cell's sketch point (CellMean) combines its framed mean (noise r / b
+//     in the ball's units) and its global mean (noise 1 / a) by inverse
+//     variance when they agree, else (records beyond the frame) it is the
+//     global mean. The cells kept (at least K) form the sketch.
 //  3. Weighted k-means++ and Lloyd on the sketch, restarted kStart.restarts
 //     times, give K centres (post-processing).
 //

@@ -3,12 +3,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "dpem/accounting/calibration.h"
 #include "dpem/data/row_source.h"
 #include "dpem/random/generator.h"
 #include "dpem/random/samplers.h"
+#include "internal/discrete_noise.h"
 
 namespace dpem::internal {
 namespace {
@@ -263,6 +267,140 @@ TEST(PrivateStartTest, TheReleaseNoisesTheFrameSumsToo) {
   EXPECT_TRUE((s.sums.array() != 0.0).all());
   EXPECT_TRUE((s.frame_sums.array() != 0.0).all());
   EXPECT_GT(s.frame_sums.cwiseAbs().maxCoeff(), 1.0);
+}
+
+// CheckPrivateStart checks each release on the coordinates it has: the
+// coarse round's M1 (d + 1) and the fine round's M2 (2d + 1) ([counts;
+// sums; frame sums]). The discrete grid refuses a release whose rounding
+// charge is too large for its coordinates, so there is a smallest d at which
+// the fine release of M2 (2d + 1) coordinates is refused: the check must
+// refuse there and accept just below (a count of M2 (d + 1) accepts there,
+// one of M2 (2d + 2) refuses below). The coarse multiplier is small, so its
+// grid never fails here.
+TEST(PrivateStartTest, TheCheckCountsTheFineReleasesCoordinates) {
+  StatusOr<PrivateStartPlan> plan_or =
+      MakePrivateStartPlan(NoiseSampling::kDiscrete, {1.0, 16384.0}, 3, 1000);
+  ASSERT_TRUE(plan_or.ok()) << plan_or.status().ToString();
+  const PrivateStartPlan& plan = *plan_or;
+  const Eigen::Index m = plan.fine_candidates;
+  ASSERT_EQ(m, 3);
+  const auto fine_ok = [&](Eigen::Index d) {
+    return PlanDiscreteGrid(plan.fine, m * (2 * d + 1)).ok();
+  };
+  Eigen::Index ok = 1, refused = Eigen::Index{1} << 24;
+  ASSERT_TRUE(fine_ok(ok));
+  ASSERT_FALSE(fine_ok(refused));
+  while (refused - ok > 1) {
+    const Eigen::Index mid = (ok + refused) / 2;
+    (fine_ok(mid) ? ok : refused) = mid;
+  }
+  ASSERT_TRUE(PlanDiscreteGrid(plan.fine, m * (refused + 1)).ok());
+  ASSERT_TRUE(PlanDiscreteGrid(plan.coarse, plan.coarse_candidates * (refused + 1)).ok());
+  EXPECT_TRUE(CheckPrivateStart(plan, ok).ok()) << ok;
+  EXPECT_FALSE(CheckPrivateStart(plan, refused).ok()) << refused;
+}
+
+// What the start's ledger records is the grid of the vectors it releases:
+// M1 (d + 1) coordinates for the coarse round and M2 (2d + 1) for the fine
+// one, the counts CheckPrivateStart plans for (a release that dropped the
+// frame sums, or sent them unnoised, would record M2 (d + 1)'s charge).
+TEST(PrivateStartTest, TheLedgerChargesTheCoordinatesReleased) {
+  Generator gen = Seeded(9);
+  const DataMatrix x = ThreeClusters(2000, gen);
+  const PrivateStartPlan plan = Plan(5.0, 3, x.rows());
+  const MatrixRowSource source = *MatrixRowSource::Borrow(x);
+  PrivacyLedger ledger;
+  ASSERT_TRUE(PrivateStart(source, plan, *Engine::Create({}), gen, ledger).ok());
+  ASSERT_EQ(ledger.size(), 2u);
+  const Eigen::Index d = x.cols();
+  const DiscreteGrid coarse = *PlanDiscreteGrid(plan.coarse, plan.coarse_candidates * (d + 1));
+  const DiscreteGrid fine = *PlanDiscreteGrid(plan.fine, plan.fine_candidates * (2 * d + 1));
+  EXPECT_EQ(ledger.releases()[0].sensitivity, coarse.sensitivity);
+  EXPECT_EQ(ledger.releases()[0].noise_scale, coarse.noise_scale);
+  EXPECT_EQ(ledger.releases()[1].sensitivity, fine.sensitivity);
+  EXPECT_EQ(ledger.releases()[1].noise_scale, fine.noise_scale);
+  EXPECT_NE(fine.sensitivity,
+            PlanDiscreteGrid(plan.fine, plan.fine_candidates * (d + 1))->sensitivity);
+  EXPECT_TRUE(CheckPrivateStart(plan, d).ok());
+}
+
+// The framed fine release's change over every pair of a set of adversarial
+// records, with the frames FineCellFrames gives to adversarial candidates:
+// two coincident ones (a tie, radius 1e-6), one 1e-7 from them (radius
+// 2e-7 clamped to 1e-6), one on the sphere, the origin and a lone far one
+// (radius >= 1: plain weights). The records: each candidate, its antipode,
+// the midpoint of every pair (ties), points 1e-6 and 1e-3 from a candidate,
+// the unit vectors and their negatives, and random points on the sphere.
+// The release is computed by the library's pass (exact sums): its change is
+// at most the sensitivity 2 to within 1e-12, and attains it.
+TEST(PrivateStartTest, TheFramedReleasesSensitivityHoldsAtTheEdges) {
+  for (Eigen::Index d : {1, 2, 3, 7}) {
+    SCOPED_TRACE("d = " + std::to_string(d));
+    Generator gen = Seeded(static_cast<uint64_t>(100 + d));
+    Eigen::MatrixXd c = Eigen::MatrixXd::Zero(6, d);
+    c(0, 0) = 0.3;
+    c.row(1) = c.row(0);
+    c.row(2) = c.row(0);
+    c(2, d - 1) += 1e-7;
+    c.row(3).setZero();
+    c(3, 0) = -1.0;  // On the sphere.
+    // Row 4: the origin. Row 5: far from the others in the last coordinate
+    // (d > 1), or on the sphere's other side (d = 1).
+    if (d > 1) {
+      c(5, d - 1) = 1.0;
+    } else {
+      c(5, 0) = 1.0;
+    }
+    const CellFrames f = FineCellFrames(c);
+    ASSERT_TRUE(f.Validate(c.rows()).ok());
+    EXPECT_EQ(f.radii(0), kStart.min_fine_jitter);
+    EXPECT_EQ(f.radii(2), kStart.min_fine_jitter);
+    std::vector<Eigen::RowVectorXd> records;
+    for (Eigen::Index i = 0; i < c.rows(); ++i) {
+      records.push_back(c.row(i));
+      records.push_back(-c.row(i));
+      for (Eigen::Index j = i + 1; j < c.rows(); ++j) records.push_back(0.5 * (c.row(i) + c.row(j)));
+      for (double step : {1e-6, 1e-3}) {
+        Eigen::RowVectorXd p = c.row(i);
+        p(0) += p(0) > 0 ? -step : step;
+        records.push_back(p);
+      }
+    }
+    for (Eigen::Index j = 0; j < d; ++j) {
+      records.push_back(Eigen::RowVectorXd::Unit(d, j));
+      records.push_back(-Eigen::RowVectorXd::Unit(d, j));
+    }
+    for (int t = 0; t < 20; ++t) {
+      const Eigen::VectorXd g = *SampleGaussianVector(gen, d, 1.0);
+      records.push_back(g.transpose() / g.norm());
+    }
+    for (Eigen::RowVectorXd& r : records) {
+      if (r.norm() > 1.0) r /= r.norm();
+      while (r.norm() > 1.0) r *= 1.0 - 1e-16;
+      ASSERT_LE(r.norm(), 1.0);
+    }
+    // The neighbours share 9 other records (some at candidates, so
+    // every cell's sums are non-zero); record 0 is replaced.
+    DataMatrix x(10, d);
+    for (Eigen::Index i = 1; i < 10; ++i) x.row(i) = records[static_cast<size_t>(i % records.size())];
+    const Engine engine = *Engine::Create({1, 0});
+    std::vector<Eigen::VectorXd> released;
+    for (const Eigen::RowVectorXd& r : records) {
+      x.row(0) = r;
+      const StatusOr<KmeansStatistics> s =
+          ComputeKmeansStatistics(c, *MatrixRowSource::Borrow(x), engine, &f);
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      Eigen::VectorXd v(s->counts.size() + s->sums.size() + s->frame_sums.size());
+      v << s->counts, s->sums.reshaped(), s->frame_sums.reshaped();
+      released.push_back(v);
+    }
+    double worst = 0.0;
+    for (size_t i = 0; i < released.size(); ++i) {
+      for (size_t j = 0; j < i; ++j) worst = std::max(worst, (released[i] - released[j]).norm());
+    }
+    EXPECT_LE(worst, kKmeansJointL2Sensitivity * (1 + 1e-12));
+    EXPECT_GT(worst, kKmeansJointL2Sensitivity * (1 - 1e-3));
+  }
 }
 
 TEST(PrivateStartTest, RestartsShrinkWithTheClusteringWork) {
