@@ -3,8 +3,8 @@
 
 Usage: /usr/bin/python3 scripts/private_start_experiment.py [--dpem PATH]
        [--fits F] [--iterations J ...] [--epsilon E] [--inits private random]
-       [--frames default diagonal-equal full-first spherical-first spherical-equal wide sqrtd
-                 sqrtd-raw] [--scenarios 3x2 8x5 ...] [--seed S] [--workers W]
+       [--frames default cell-frames diagonal-equal full-first spherical-first
+                 spherical-equal wide sqrtd sqrtd-raw] [--scenarios 3x2 8x5 ...] [--seed S] [--workers W]
 
 Draws well-separated Gaussian mixtures as scripts/gmm_init_experiment.py does
 (K = 3 to 10 components with unequal weights in d = 2 to 10 dimensions, full
@@ -15,7 +15,9 @@ origin with radius R = max_k ||mu_k|| + 3 sqrt(d) max_k sqrt(lambda_max(Sigma_k)
 F private fits (epsilon, delta = 1e-5, full covariances, joint release; NO
 seed: each fit draws its noise from the OS) per start, per J and per frame
 rule (--frames: `default`, dpem's adaptive radius with the clip correction
-and, in d >= 5, the diagonal first iteration; `full-first`, the same with
+and, in d >= 5, the diagonal first iteration; `cell-frames`, the default
+with the opt-in cell frames in the private start's fine round
+(`--start-cell-frames on`); `full-first`, the same with
 the first iteration releasing full covariances (the default before the
 diagonal first iteration);
 `spherical-first`, the same with the opt-in spherical first iteration and
@@ -56,6 +58,7 @@ def public_radius(mixture):
 FRAME_RULES = {  # --frames: (fixed radius as a function of d or None, clip correction,
     #                spherical first iteration[, other flags])
     "default": (None, "on", "off"),
+    "cell-frames": (None, "on", "off", ["--start-cell-frames", "on"]),
     "diagonal-equal": (None, "on", "off", ["--budget-schedule", "off"]),
     "full-first": (None, "on", "off", ["--diagonal-first-iteration", "off"]),
     "spherical-first": (None, "on", "on"),
@@ -65,7 +68,8 @@ FRAME_RULES = {  # --frames: (fixed radius as a function of d or None, clip corr
     "sqrtd-raw": (np.sqrt, "off", "off", ["--diagonal-first-iteration", "off"]),
 }
 
-FRAME_LABELS = {"default": "", "diagonal-equal": ", diagonal first, equal budget",
+FRAME_LABELS = {"default": "", "cell-frames": ", start cell frames",
+                "diagonal-equal": ", diagonal first, equal budget",
                 "full-first": ", full first iteration",
                 "spherical-first": ", spherical first iteration",
                 "spherical-equal": ", spherical first, equal budget"}  # Column titles.

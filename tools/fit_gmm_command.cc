@@ -29,6 +29,7 @@ struct FitGmmFlags {
   std::string spherical_first_iteration = "off";
   std::string diagonal_first_iteration = "on";
   std::string budget_schedule = "on";
+  std::string start_cell_frames = "off";
   double covariance_floor = 1e-6;
 };
 
@@ -72,6 +73,8 @@ Status ReleaseFlagsInto(FitGmmFlags& f, GmmFitOptions& o) {
   DPEM_ASSIGN_OR_RETURN(o.diagonal_first_iteration,
                         OnOff("--diagonal-first-iteration", f.diagonal_first_iteration));
   DPEM_ASSIGN_OR_RETURN(o.budget_schedule, OnOff("--budget-schedule", f.budget_schedule));
+  DPEM_ASSIGN_OR_RETURN(o.start_cell_frames,
+                        OnOff("--start-cell-frames", f.start_cell_frames));
   DPEM_ASSIGN_OR_RETURN(o.accountant, AccountantFromFlags(f.fit, kDefaultAccountant));
   DPEM_RETURN_IF_ERROR(DomainFromFlags(f.fit, o.IsPrivate(), o.epsilon, o.domain));
   DPEM_ASSIGN_OR_RETURN(o.delta, DeltaFromFlags(f.fit, o.IsPrivate()));
@@ -130,6 +133,11 @@ void AddReleaseOptions(CLI::App* app, FitGmmFlags& f) {
                   "budget and the last iteration more, the rest shared (the same total): "
                   "diagonal 1/2 and 3/2 of an iteration's zCDP cost, spherical 1/4 and 2; "
                   "off: equal iterations (docs/gmm.md)");
+  app->add_option("--start-cell-frames", f.start_cell_frames,
+                  "on or off (default). The private start's fine round also releases each "
+                  "cell's records in a frame of the cell's size, with 4 times the cells: "
+                  "sharper on compact, well-separated clusters, worse on data whose cells "
+                  "are not compact (docs/gmm.md, \"Cell frames in the fine round\")");
   app->add_flag("--unsafe-paper-mechanisms", f.unsafe_paper_mechanisms,
                 "Use park2016's Gamma (spherical) or Wishart (full) covariance noise, for "
                 "reproducing the paper only. They are NOT differentially private: their noise "

@@ -27,9 +27,9 @@ inline constexpr int kDefaultRandomStartIterations = 10;
 // exactly J iterations).
 inline constexpr int kDefaultPlainIterations = 100;
 
-// The most components the private start serves: its sketch holds up to 10 K
-// points and the clustering of the sketch a 10 K x K distance matrix (800 MB
-// at K = 1000). A fit with more refuses an explicit private start before it
+// The most components the private start serves: its sketch holds up to
+// 10,000 points and the clustering of the sketch M x K distance matrices
+// (80 MB each at K = 1000). A fit with more refuses an explicit private start before it
 // reads the data and defaults to the random start.
 inline constexpr int kMaxPrivateStartComponents = 1000;
 

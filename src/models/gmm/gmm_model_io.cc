@@ -53,6 +53,7 @@ void AddPrivacyFields(const GmmGuarantee& g, json& privacy) {
   }
   privacy["noise_multipliers"] = g.noise_multipliers;
   privacy["iteration_weights"] = g.iteration_weights;
+  privacy["start_cell_frames"] = g.start_cell_frames;
 }
 
 StatusOr<GmmParameters> ParametersFrom(const json& model) {
@@ -108,6 +109,9 @@ Status FrameRuleFrom(const json& privacy, GmmGuarantee& g) {
                         internal::BoolFieldOr(privacy, "spherical_first_iteration", false));
   DPEM_ASSIGN_OR_RETURN(g.diagonal_first_iteration,
                         internal::BoolFieldOr(privacy, "diagonal_first_iteration", false));
+  // Absent from older files: not used.
+  DPEM_ASSIGN_OR_RETURN(g.start_cell_frames,
+                        internal::BoolFieldOr(privacy, "start_cell_frames", false));
   return OkStatus();
 }
 

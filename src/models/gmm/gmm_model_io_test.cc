@@ -73,11 +73,14 @@ TEST(GmmModelIoTest, RecordsHowTheFramesWereMade) {
   GmmFit spherical_first = PrivateFit(10);
   spherical_first.guarantee.spherical_first_iteration = true;
   spherical_first.guarantee.diagonal_first_iteration = true;
+  spherical_first.guarantee.start_cell_frames = true;
   const StatusOr<GmmFit> round_trip =
       GmmModelIo::FromJson(GmmModelIo::ToJson(spherical_first));
   ASSERT_TRUE(round_trip.ok()) << round_trip.status().ToString();
   EXPECT_TRUE(round_trip->guarantee.spherical_first_iteration);
   EXPECT_TRUE(round_trip->guarantee.diagonal_first_iteration);
+  EXPECT_TRUE(round_trip->guarantee.start_cell_frames);
+  EXPECT_EQ(j["privacy"]["start_cell_frames"], false);
   EXPECT_EQ(j["privacy"]["diagonal_first_iteration"], false);  // 2-D.
   // A file from before the fields existed: a fixed radius, no correction, a
   // first iteration of the fit's type.
@@ -86,13 +89,18 @@ TEST(GmmModelIoTest, RecordsHowTheFramesWereMade) {
   old["privacy"].erase("frame_clip_correction");
   old["privacy"].erase("spherical_first_iteration");
   old["privacy"].erase("diagonal_first_iteration");
+  old["privacy"].erase("start_cell_frames");
   const StatusOr<GmmFit> back = GmmModelIo::FromJson(old.dump());
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_FALSE(back->guarantee.adaptive_frames);
   EXPECT_FALSE(back->guarantee.frame_clip_correction);
   EXPECT_FALSE(back->guarantee.spherical_first_iteration);
   EXPECT_FALSE(back->guarantee.diagonal_first_iteration);
+  EXPECT_FALSE(back->guarantee.start_cell_frames);
   nlohmann::json bad = j;
+  bad["privacy"]["start_cell_frames"] = "on";
+  EXPECT_FALSE(GmmModelIo::FromJson(bad.dump()).ok());
+  bad = j;
   bad["privacy"]["component_frame_rule"] = "magic";
   EXPECT_FALSE(GmmModelIo::FromJson(bad.dump()).ok());
   bad = j;

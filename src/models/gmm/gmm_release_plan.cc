@@ -108,7 +108,7 @@ StatusOr<GmmReleasePlan> MakeGmmReleasePlan(const GmmFitOptions& o,
   if (!cal.start_noise_multipliers.empty()) {
     DPEM_ASSIGN_OR_RETURN(plan.start, MakePrivateStartPlan(o.noise_sampling,
                                                            cal.start_noise_multipliers,
-                                                           o.components, n));
+                                                           o.components, n, o.start_cell_frames));
   }
   return plan;
 }

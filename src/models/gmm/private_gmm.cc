@@ -180,6 +180,7 @@ StatusOr<PrivateRun> PlanPrivateFit(const GmmFitOptions& o, Eigen::Index n, Eige
   g.spherical_first_iteration = o.SphericalFirstIteration(d);
   g.diagonal_first_iteration = first == CovarianceType::kDiagonal && first != o.covariance;
   g.iteration_weights = run.cal.iteration_weights;
+  g.start_cell_frames = run.plan.start.has_value() && run.plan.start->cell_frames;
   return run;
 }
 

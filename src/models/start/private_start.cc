@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <vector>
 
 #include "dpem/random/samplers.h"
@@ -176,7 +177,7 @@ ReleasePattern PrivateStartPattern(NoiseSampling sampling) {
 
 StatusOr<PrivateStartPlan> MakePrivateStartPlan(NoiseSampling sampling,
                                                 const std::vector<double>& multipliers, int k,
-                                                Eigen::Index n) {
+                                                Eigen::Index n, bool cell_frames) {
   if (multipliers.size() != 2) {
     return InvalidArgumentError("the private start needs two noise multipliers");
   }
@@ -192,16 +193,21 @@ StatusOr<PrivateStartPlan> MakePrivateStartPlan(NoiseSampling sampling,
   DPEM_RETURN_IF_ERROR(ValidateNoiseSpec(plan.fine));
   plan.components = k;
   plan.coarse_candidates = static_cast<Eigen::Index>(kStart.coarse_per_component) * k;
+  plan.cell_frames = cell_frames;
+  const double per_cell =
+      cell_frames ? kStart.framed_records_per_cell_sigmas : kStart.records_per_cell_sigmas;
+  const double oversampling = cell_frames ? kStart.framed_oversampling : kStart.oversampling;
   const double by_noise =
-      std::floor(static_cast<double>(n) / (kStart.records_per_cell_sigmas * plan.fine.NoiseScale()));
-  const double most = static_cast<double>(kStart.oversampling) * k;
+      std::floor(static_cast<double>(n) / (per_cell * plan.fine.NoiseScale()));
+  const double most =
+      std::min(oversampling * k, static_cast<double>(kStart.max_fine_candidates));
   plan.fine_candidates = static_cast<Eigen::Index>(std::max<double>(k, std::min(most, by_noise)));
   return plan;
 }
 
 Status CheckPrivateStart(const PrivateStartPlan& plan, Eigen::Index d) {
   DPEM_RETURN_IF_ERROR(CheckRelease(plan.coarse, plan.coarse_candidates * (d + 1)));
-  return CheckRelease(plan.fine, plan.fine_candidates * (2 * d + 1));
+  return CheckRelease(plan.fine, plan.fine_candidates * ((plan.cell_frames ? 2 : 1) * d + 1));
 }
 
 CellFrames FineCellFrames(const Eigen::MatrixXd& fine) {
@@ -374,9 +380,10 @@ StatusOr<StartClusters> PrivateStart(const RowSource& unit, const PrivateStartPl
       SketchRound(unit, coarse, nullptr, plan.coarse, 1, engine, gen, ledger, points, weights));
   DPEM_ASSIGN_OR_RETURN(const Eigen::MatrixXd fine,
                         FineCandidates(points, weights, plan.fine_candidates, gen));
-  const CellFrames frames = FineCellFrames(fine);
-  DPEM_RETURN_IF_ERROR(
-      SketchRound(unit, fine, &frames, plan.fine, k, engine, gen, ledger, points, weights));
+  std::optional<CellFrames> frames;
+  if (plan.cell_frames) frames = FineCellFrames(fine);
+  DPEM_RETURN_IF_ERROR(SketchRound(unit, fine, frames ? &*frames : nullptr, plan.fine, k, engine,
+                                   gen, ledger, points, weights));
   return WeightedKmeans(points, weights, k, gen);
 }
 

@@ -18,8 +18,8 @@
 //     of K, N and the noise scale only) split among the coarse sketch points
 //     in proportion to their weights and drawn around each (the splitting
 //     step of the Linde-Buzo-Gray quantiser), so that the fine cells follow
-//     the data where a uniform partition would merge clusters. Each cell
-//     gets a frame (FineCellFrames: its candidate and a radius of
+//     the data where a uniform partition would merge clusters. With
+//     PrivateStartPlan::cell_frames (opt-in), each cell gets a frame (FineCellFrames: its candidate and a radius of
 //     kStart.frame_reach times the distance to the nearest other
 //     candidate), and one Gaussian vector releases the counts, the weighted
 //     sums and the weighted frame vectors (CellFrames; sensitivity still 2).
@@ -66,12 +66,20 @@ struct PrivateStartConstants {
   double coarse_share = 0.15;
   // Coarse candidates per component.
   int coarse_per_component = 2;
-  // At most this many fine candidates per component (M <= oversampling K).
+  // At most this many fine candidates per component (M <= oversampling K),
+  // and at most max_fine_candidates in all (the sketch's clustering holds
+  // M x K distances: 80 MB at K = kMaxPrivateStartComponents).
   int oversampling = 10;
+  Eigen::Index max_fine_candidates = 10000;
   // M is also at most N / (records_per_cell_sigmas * sigma): with records
   // spread evenly, each fine cell's count would be this many standard
   // deviations sigma of the count noise.
   double records_per_cell_sigmas = 10.0;
+  // The same two with cell frames (PrivateStartPlan::cell_frames), whose
+  // sharper cell means make more, smaller cells pay (docs/gmm.md, "Cell
+  // frames in the fine round").
+  int framed_oversampling = 40;
+  double framed_records_per_cell_sigmas = 2.5;
   // A cell whose noisy count is below this many noise standard deviations
   // is dropped from the sketch (its mean would be mostly noise).
   double count_sigmas = 3.0;
@@ -126,21 +134,26 @@ struct PrivateStartPlan {
   NoiseSpec fine;    // "start / counts and sums".
   int components = 0;
   Eigen::Index coarse_candidates = 0;  // kStart.coarse_per_component K.
-  // min(kStart.oversampling K, floor(N / (kStart.records_per_cell_sigmas sigma))),
-  // at least K; sigma is the standard deviation of one fine count's noise.
+  // min(kStart.oversampling K, kStart.max_fine_candidates,
+  // floor(N / (kStart.records_per_cell_sigmas sigma))), at least K, with the
+  // framed_ constants if cell_frames; sigma is the standard deviation of one
+  // fine count's noise.
   Eigen::Index fine_candidates = 0;
+  // Whether the fine round releases its cells' frame vectors as well
+  // (CellFrames, FineCellFrames; opt-in: GmmFitOptions::start_cell_frames).
+  bool cell_frames = false;
 };
 
 // The plan for K components and N records from the calibrated multipliers
-// (CalibrationResult::start_noise_multipliers, two). Public values only.
-// InvalidArgument on bad arguments.
+// (CalibrationResult::start_noise_multipliers, two), with or without cell
+// frames. Public values only. InvalidArgument on bad arguments.
 StatusOr<PrivateStartPlan> MakePrivateStartPlan(NoiseSampling sampling,
                                                 const std::vector<double>& multipliers, int k,
-                                                Eigen::Index n);
+                                                Eigen::Index n, bool cell_frames = false);
 
 // Checks both releases on public values, drawing nothing (CheckRelease for
-// the coarse round's 2K (d + 1) coordinates and the fine round's M (2d + 1)):
-// called before the data is read.
+// the coarse round's 2K (d + 1) coordinates and the fine round's M (d + 1),
+// M (2d + 1) with cell frames): called before the data is read.
 Status CheckPrivateStart(const PrivateStartPlan& plan, Eigen::Index d);
 
 // K centres of the sketch and, for each, its share of the sketch's weight

@@ -10,11 +10,9 @@
 // each round and the start's centre is S~ / n~ of the fine release: an
 // increasing function of its noisy sum, the optimal statistic for this pair.
 // The coarse release gets a large multiplier (50), so that the claim is
-// essentially the fine release's epsilon and a bug in it shows. The lone
-// fine cell's frame has radius 2, so it keeps the plain weights (a = 1,
-// b = 0: FineCellFrames) and this pair moves the fine release by its
-// sensitivity 2; a framed cell's worst case is audited separately below,
-// with the optimal statistic.
+// essentially the fine release's epsilon and a bug in it shows. The plan
+// has no cell frames (the default); a framed cell's worst case is audited
+// separately below, with the optimal statistic.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -94,19 +92,17 @@ TEST(PrivateStartAudit, NeverExceedsItsEpsilon) {
   EXPECT_GT(r.epsilon_lower_bound, 0.5);  // The audit has power.
 }
 
-// Planted bug: both releases calibrated for a third of the joint
-// sensitivity 2 (a third of the noise), while the claim stays the correct
-// plan's. The audit must see more than the claim. (Half the sensitivity is
-// at the edge of what 200,000 runs resolve through the start's centre:
-// 1.997 and 1.648 against the claim 1.695 with two noise streams.)
-TEST(PrivateStartAudit, CatchesAStartCalibratedForAThirdOfItsSensitivity) {
+// Planted bug: both releases calibrated for sensitivity 1 instead of the
+// joint sensitivity 2 (half the noise), while the claim stays the correct
+// plan's. The audit must see more than the claim.
+TEST(PrivateStartAudit, CatchesAStartCalibratedForHalfItsSensitivity) {
   const double claimed = Claimed(AuditPlan(2.5));
   PrivateStartPlan bug = AuditPlan(2.5);
-  bug.coarse.sensitivity = 2.0 / 3.0;
-  bug.fine.sensitivity = 2.0 / 3.0;
+  bug.coarse.sensitivity = 1.0;
+  bug.fine.sensitivity = 1.0;
   const AuditResult r = Audit(bug, 32);
-  std::printf("[audit] planted: start with a third of its sensitivity, claim %.4f: %s\n",
-              claimed, r.Describe().c_str());
+  std::printf("[audit] planted: start with half its sensitivity, claim %.4f: %s\n", claimed,
+              r.Describe().c_str());
   EXPECT_GT(r.epsilon_lower_bound, claimed);
 }
 

@@ -40,10 +40,27 @@ PrivateStartPlan Plan(double z, int k, Eigen::Index n) {
 
 TEST(PrivateStartTest, CandidatesFollowTheNoiseAndTheOversampling) {
   // sigma = 2 z = 20, so N / (10 sigma) = 50 cells for N = 10000.
+  ASSERT_EQ(kStart.oversampling, 10);
+  ASSERT_EQ(kStart.records_per_cell_sigmas, 10.0);
   EXPECT_EQ(Plan(10.0, 4, 10000).fine_candidates, 40);  // 10 K.
   EXPECT_EQ(Plan(10.0, 8, 10000).fine_candidates, 50);
   EXPECT_EQ(Plan(10.0, 8, 100).fine_candidates, 8);  // >= K.
   EXPECT_EQ(Plan(10.0, 8, 100).coarse_candidates, 16);  // 2 K.
+  // With cell frames, 40 K and N / (2.5 sigma) = 200.
+  ASSERT_EQ(kStart.framed_oversampling, 40);
+  ASSERT_EQ(kStart.framed_records_per_cell_sigmas, 2.5);
+  const auto framed = [](int k, Eigen::Index n) {
+    return MakePrivateStartPlan(NoiseSampling::kDiscrete, {10.0, 10.0}, k, n, true)
+        ->fine_candidates;
+  };
+  EXPECT_EQ(framed(4, 10000), 160);
+  EXPECT_EQ(framed(8, 10000), 200);
+  EXPECT_EQ(framed(8, 100), 8);
+  EXPECT_FALSE(Plan(10.0, 4, 10000).cell_frames);
+  // At most kStart.max_fine_candidates: 40 K = 40,000 at K = 1000.
+  EXPECT_EQ(MakePrivateStartPlan(NoiseSampling::kDiscrete, {1e-3, 1e-3}, 1000, 100000000, true)
+                ->fine_candidates,
+            kStart.max_fine_candidates);
   const PrivateStartPlan plan = Plan(10.0, 3, 100);
   for (const NoiseSpec* spec : {&plan.coarse, &plan.fine}) {
     EXPECT_EQ(spec->mechanism, MechanismKind::kGaussian);
@@ -278,50 +295,61 @@ TEST(PrivateStartTest, TheReleaseNoisesTheFrameSumsToo) {
 // one of M2 (2d + 2) refuses below). The coarse multiplier is small, so its
 // grid never fails here.
 TEST(PrivateStartTest, TheCheckCountsTheFineReleasesCoordinates) {
-  StatusOr<PrivateStartPlan> plan_or =
-      MakePrivateStartPlan(NoiseSampling::kDiscrete, {1.0, 16384.0}, 3, 1000);
-  ASSERT_TRUE(plan_or.ok()) << plan_or.status().ToString();
-  const PrivateStartPlan& plan = *plan_or;
-  const Eigen::Index m = plan.fine_candidates;
-  ASSERT_EQ(m, 3);
-  const auto fine_ok = [&](Eigen::Index d) {
-    return PlanDiscreteGrid(plan.fine, m * (2 * d + 1)).ok();
-  };
-  Eigen::Index ok = 1, refused = Eigen::Index{1} << 24;
-  ASSERT_TRUE(fine_ok(ok));
-  ASSERT_FALSE(fine_ok(refused));
-  while (refused - ok > 1) {
-    const Eigen::Index mid = (ok + refused) / 2;
-    (fine_ok(mid) ? ok : refused) = mid;
+  for (bool frames : {false, true}) {
+    SCOPED_TRACE(frames ? "cell frames" : "plain");
+    StatusOr<PrivateStartPlan> plan_or =
+        MakePrivateStartPlan(NoiseSampling::kDiscrete, {1.0, 16384.0}, 3, 1000, frames);
+    ASSERT_TRUE(plan_or.ok()) << plan_or.status().ToString();
+    const PrivateStartPlan& plan = *plan_or;
+    const Eigen::Index m = plan.fine_candidates;
+    ASSERT_EQ(m, 3);
+    const Eigen::Index per_d = frames ? 2 : 1;
+    const auto fine_ok = [&](Eigen::Index d) {
+      return PlanDiscreteGrid(plan.fine, m * (per_d * d + 1)).ok();
+    };
+    Eigen::Index ok = 1, refused = Eigen::Index{1} << 24;
+    ASSERT_TRUE(fine_ok(ok));
+    ASSERT_FALSE(fine_ok(refused));
+    while (refused - ok > 1) {
+      const Eigen::Index mid = (ok + refused) / 2;
+      (fine_ok(mid) ? ok : refused) = mid;
+    }
+    if (frames) ASSERT_TRUE(PlanDiscreteGrid(plan.fine, m * (refused + 1)).ok());
+    ASSERT_TRUE(PlanDiscreteGrid(plan.coarse, plan.coarse_candidates * (refused + 1)).ok());
+    EXPECT_TRUE(CheckPrivateStart(plan, ok).ok()) << ok;
+    EXPECT_FALSE(CheckPrivateStart(plan, refused).ok()) << refused;
   }
-  ASSERT_TRUE(PlanDiscreteGrid(plan.fine, m * (refused + 1)).ok());
-  ASSERT_TRUE(PlanDiscreteGrid(plan.coarse, plan.coarse_candidates * (refused + 1)).ok());
-  EXPECT_TRUE(CheckPrivateStart(plan, ok).ok()) << ok;
-  EXPECT_FALSE(CheckPrivateStart(plan, refused).ok()) << refused;
 }
 
 // What the start's ledger records is the grid of the vectors it releases:
-// M1 (d + 1) coordinates for the coarse round and M2 (2d + 1) for the fine
-// one, the counts CheckPrivateStart plans for (a release that dropped the
-// frame sums, or sent them unnoised, would record M2 (d + 1)'s charge).
+// M1 (d + 1) coordinates for the coarse round and M2 (d + 1), or M2 (2d + 1)
+// with cell frames, for the fine one, the counts CheckPrivateStart plans for
+// (a framed release that dropped the frame sums, or sent them unnoised,
+// would record M2 (d + 1)'s charge).
 TEST(PrivateStartTest, TheLedgerChargesTheCoordinatesReleased) {
-  Generator gen = Seeded(9);
-  const DataMatrix x = ThreeClusters(2000, gen);
-  const PrivateStartPlan plan = Plan(5.0, 3, x.rows());
-  const MatrixRowSource source = *MatrixRowSource::Borrow(x);
-  PrivacyLedger ledger;
-  ASSERT_TRUE(PrivateStart(source, plan, *Engine::Create({}), gen, ledger).ok());
-  ASSERT_EQ(ledger.size(), 2u);
-  const Eigen::Index d = x.cols();
-  const DiscreteGrid coarse = *PlanDiscreteGrid(plan.coarse, plan.coarse_candidates * (d + 1));
-  const DiscreteGrid fine = *PlanDiscreteGrid(plan.fine, plan.fine_candidates * (2 * d + 1));
-  EXPECT_EQ(ledger.releases()[0].sensitivity, coarse.sensitivity);
-  EXPECT_EQ(ledger.releases()[0].noise_scale, coarse.noise_scale);
-  EXPECT_EQ(ledger.releases()[1].sensitivity, fine.sensitivity);
-  EXPECT_EQ(ledger.releases()[1].noise_scale, fine.noise_scale);
-  EXPECT_NE(fine.sensitivity,
-            PlanDiscreteGrid(plan.fine, plan.fine_candidates * (d + 1))->sensitivity);
-  EXPECT_TRUE(CheckPrivateStart(plan, d).ok());
+  for (bool frames : {false, true}) {
+    SCOPED_TRACE(frames ? "cell frames" : "plain");
+    Generator gen = Seeded(9);
+    const DataMatrix x = ThreeClusters(2000, gen);
+    const PrivateStartPlan plan =
+        *MakePrivateStartPlan(NoiseSampling::kDiscrete, {5.0, 5.0}, 3, x.rows(), frames);
+    const MatrixRowSource source = *MatrixRowSource::Borrow(x);
+    PrivacyLedger ledger;
+    ASSERT_TRUE(PrivateStart(source, plan, *Engine::Create({}), gen, ledger).ok());
+    ASSERT_EQ(ledger.size(), 2u);
+    const Eigen::Index d = x.cols(), per_d = frames ? 2 : 1;
+    const DiscreteGrid coarse = *PlanDiscreteGrid(plan.coarse, plan.coarse_candidates * (d + 1));
+    const DiscreteGrid fine =
+        *PlanDiscreteGrid(plan.fine, plan.fine_candidates * (per_d * d + 1));
+    EXPECT_EQ(ledger.releases()[0].sensitivity, coarse.sensitivity);
+    EXPECT_EQ(ledger.releases()[0].noise_scale, coarse.noise_scale);
+    EXPECT_EQ(ledger.releases()[1].sensitivity, fine.sensitivity);
+    EXPECT_EQ(ledger.releases()[1].noise_scale, fine.noise_scale);
+    EXPECT_NE(fine.sensitivity, PlanDiscreteGrid(plan.fine, plan.fine_candidates *
+                                                                ((3 - per_d) * d + 1))
+                                    ->sensitivity);
+    EXPECT_TRUE(CheckPrivateStart(plan, d).ok());
+  }
 }
 
 // The framed fine release's change over every pair of a set of adversarial
