@@ -48,38 +48,58 @@ PrivateStartPlan AuditPlan(double z) {
   return plan;
 }
 
-// The start's centre on neighbour `side` under `plan`; its ledger, if asked.
-double StartCentre(int side, const PrivateStartPlan& plan, Generator& gen,
-                   PrivacyLedger* ledger_out = nullptr) {
-  const DataMatrix x = Neighbour(side);
-  const MatrixRowSource source = *MatrixRowSource::Borrow(x);
+// One engine thread: the audited passes are deterministic given the noise.
+Engine OneThread() {
   EngineOptions one;
   one.threads = 1;
-  const Engine engine = *Engine::Create(one);
-  PrivacyLedger ledger;
-  StatusOr<StartClusters> s = PrivateStart(source, plan, engine, gen, ledger);
-  EXPECT_TRUE(s.ok()) << s.status().ToString();
-  if (ledger_out != nullptr) *ledger_out = ledger;
-  return s.ok() ? s->centres(0, 0) : NAN;
+  return *Engine::Create(one);
 }
 
-// What the library would claim for the start: the rdp accountant's epsilon
-// of the ledger its correct plan records.
-double Claimed(const PrivateStartPlan& plan) {
-  Generator gen = Generator::FromSeed(1);
-  PrivacyLedger ledger;
-  StartCentre(0, plan, gen, &ledger);
-  EXPECT_EQ(ledger.size(), kPrivateStartReleases);
-  return *ComputeEpsilon(ledger, kDelta, AccountantKind::kRdp);
-}
-
-AuditResult Audit(const PrivateStartPlan& plan, std::uint64_t seed) {
+// The audits' run counts (CI mode; DPEM_AUDIT_SCALE multiplies the bound
+// runs) with `seed`.
+AuditOptions Options(std::uint64_t seed) {
   AuditOptions a;
   a.seed = seed;
   a.delta = kDelta;
   a.selection_runs = 10000;
   a.bound_runs = 200000;
-  return RunAudit([&](int side, Generator& gen) { return StartCentre(side, plan, gen); }, a);
+  return a;
+}
+
+// What the library would claim for `statistic(side, gen, ledger)`'s
+// releases: the rdp accountant's epsilon of the ledger it records on D0.
+template <typename Statistic>
+double ClaimOf(const Statistic& statistic) {
+  Generator gen = Generator::FromSeed(1);
+  PrivacyLedger ledger;
+  statistic(0, gen, &ledger);
+  return *ComputeEpsilon(ledger, kDelta, AccountantKind::kRdp);
+}
+
+// The start's centre on neighbour `side` under `plan`; its ledger, if asked.
+double StartCentre(int side, const PrivateStartPlan& plan, Generator& gen,
+                   PrivacyLedger* ledger_out = nullptr) {
+  const DataMatrix x = Neighbour(side);
+  const MatrixRowSource source = *MatrixRowSource::Borrow(x);
+  PrivacyLedger ledger;
+  StatusOr<StartClusters> s = PrivateStart(source, plan, OneThread(), gen, ledger);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  if (ledger_out != nullptr) *ledger_out = ledger;
+  return s.ok() ? s->centres(0, 0) : NAN;
+}
+
+// What the library would claim for the start: the epsilon of the ledger its
+// correct plan records (both releases).
+double Claimed(const PrivateStartPlan& plan) {
+  return ClaimOf([&](int side, Generator& gen, PrivacyLedger* ledger) {
+    StartCentre(side, plan, gen, ledger);
+    EXPECT_EQ(ledger->size(), kPrivateStartReleases);
+  });
+}
+
+AuditResult Audit(const PrivateStartPlan& plan, std::uint64_t seed) {
+  return RunAudit([&](int side, Generator& gen) { return StartCentre(side, plan, gen); },
+                  Options(seed));
 }
 
 // z = 2.5 for the fine release.
@@ -118,15 +138,12 @@ double FramedStatistic(int side, const NoiseSpec& spec, Generator& gen,
                        PrivacyLedger* ledger_out = nullptr) {
   const DataMatrix x = Neighbour(side);
   const MatrixRowSource source = *MatrixRowSource::Borrow(x);
-  EngineOptions one;
-  one.threads = 1;
-  const Engine engine = *Engine::Create(one);
   Eigen::MatrixXd candidates(2, 1);
   candidates << 0.1, -0.1;
   const CellFrames frames = FineCellFrames(candidates);
   EXPECT_TRUE((frames.frame_weights.array() > 0.0).all());
   EXPECT_TRUE((frames.radii.array() < 0.9).all());  // +-1 are clipped.
-  KmeansStatistics s = *ComputeKmeansStatistics(candidates, source, engine, &frames);
+  KmeansStatistics s = *ComputeKmeansStatistics(candidates, source, OneThread(), &frames);
   PrivacyLedger ledger;
   EXPECT_TRUE(ReleaseCountsAndSums(s, spec, gen, ledger).ok());
   if (ledger_out != nullptr) *ledger_out = ledger;
@@ -135,20 +152,14 @@ double FramedStatistic(int side, const NoiseSpec& spec, Generator& gen,
 }
 
 AuditResult AuditFramed(const NoiseSpec& spec, std::uint64_t seed) {
-  AuditOptions a;
-  a.seed = seed;
-  a.delta = kDelta;
-  a.selection_runs = 10000;
-  a.bound_runs = 200000;
   return RunAudit([&](int side, Generator& gen) { return FramedStatistic(side, spec, gen); },
-                  a);
+                  Options(seed));
 }
 
 double ClaimedFramed(const NoiseSpec& spec) {
-  Generator gen = Generator::FromSeed(1);
-  PrivacyLedger ledger;
-  FramedStatistic(0, spec, gen, &ledger);
-  return *ComputeEpsilon(ledger, kDelta, AccountantKind::kRdp);
+  return ClaimOf([&](int side, Generator& gen, PrivacyLedger* ledger) {
+    FramedStatistic(side, spec, gen, ledger);
+  });
 }
 
 TEST(PrivateStartAudit, TheFramedFineReleaseNeverExceedsItsEpsilon) {
