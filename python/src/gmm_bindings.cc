@@ -19,13 +19,14 @@ namespace {
 
 // The model's own arguments (dpem/_mixture.py): n_components, max_iter
 // (None: the library's default J), covariance_type, init (None: the
-// default start), mechanisms.
+// default start), mechanisms, start_cell_frames.
 GmmFitOptions GmmOptions(const py::dict& args) {
   GmmFitOptions o;
   ComponentsAndIterationsInto(args, "n_components", o);
   o.covariance = Parsed(args, "covariance_type", "full", ParseCovarianceType);
   o.init = OptionalParsed(args, "init", ParseGmmInit);
   o.mechanisms = Parsed(args, "mechanisms", "joint", ParseGmmMechanisms);
+  o.start_cell_frames = Get<bool>(args, "start_cell_frames", false);
   return o;
 }
 
