@@ -331,19 +331,16 @@ StatusOr<Eigen::MatrixXd> UniformInUnitBall(Eigen::Index m, Eigen::Index d, Gene
 Status ReleaseCountsAndSums(KmeansStatistics& s, const NoiseSpec& spec, Generator& gen,
                             PrivacyLedger& ledger) {
   s.sse = std::numeric_limits<double>::quiet_NaN();
-  const Eigen::Index k = s.counts.size(), d = s.sums.cols(), f = s.frame_sums.cols();
-  Eigen::VectorXd v(k + k * d + s.frame_sums.size());
-  v.head(k) = s.counts;
-  for (Eigen::Index c = 0; c < k; ++c) v.segment(k + c * d, d) = s.sums.row(c).transpose();
-  for (Eigen::Index c = 0; c < s.frame_sums.rows(); ++c) {
-    v.segment(k + k * d + c * f, f) = s.frame_sums.row(c).transpose();
-  }
+  // [counts; sums row by row; frame sums row by row]: a matrix's transpose,
+  // reshaped column-major, lists its rows one after the other.
+  const Eigen::Index k = s.counts.size(), n = s.sums.size(), f = s.frame_sums.size();
+  Eigen::VectorXd v(k + n + f);
+  v << s.counts, s.sums.transpose().reshaped(), s.frame_sums.transpose().reshaped();
   DPEM_RETURN_IF_ERROR(ReleaseVector(v, spec, gen, ledger));
   s.counts = v.head(k);
-  for (Eigen::Index c = 0; c < k; ++c) s.sums.row(c) = v.segment(k + c * d, d).transpose();
-  for (Eigen::Index c = 0; c < s.frame_sums.rows(); ++c) {
-    s.frame_sums.row(c) = v.segment(k + k * d + c * f, f).transpose();
-  }
+  s.sums = v.segment(k, n).reshaped(s.sums.cols(), s.sums.rows()).transpose();
+  s.frame_sums =
+      v.tail(f).reshaped(s.frame_sums.cols(), s.frame_sums.rows()).transpose();
   return OkStatus();
 }
 
