@@ -47,18 +47,23 @@ KmeansStatistics KmeansStatistics::Zero(Eigen::Index components, Eigen::Index di
   KmeansStatistics s;
   s.counts = Eigen::VectorXd::Zero(components);
   s.sums = Eigen::MatrixXd::Zero(components, dimension);
-  if (framed) s.frame_sums = Eigen::MatrixXd::Zero(components, dimension);
+  if (framed) {
+    s.frame_counts = Eigen::VectorXd::Zero(components);
+    s.frame_sums = Eigen::MatrixXd::Zero(components, dimension);
+  }
   return s;
 }
 
 Status KmeansStatistics::Add(const KmeansStatistics& other) {
   if (other.counts.size() != counts.size() || other.sums.rows() != sums.rows() ||
-      other.sums.cols() != sums.cols() || other.frame_sums.rows() != frame_sums.rows() ||
+      other.sums.cols() != sums.cols() || other.frame_counts.size() != frame_counts.size() ||
+      other.frame_sums.rows() != frame_sums.rows() ||
       other.frame_sums.cols() != frame_sums.cols()) {
     return InvalidArgumentError("k-means statistics of different shapes cannot be added");
   }
   counts += other.counts;
   sums += other.sums;
+  frame_counts += other.frame_counts;
   frame_sums += other.frame_sums;
   sse += other.sse;
   n += other.n;
@@ -110,18 +115,8 @@ void NearestCentre::Assign(const Eigen::Ref<const DataMatrix>& block, Eigen::Vec
 }
 
 Status CellFrames::Validate(Eigen::Index components) const {
-  if (radii.size() != components || !radii.allFinite() || !(radii.array() > 0.0).all()) {
-    return InvalidArgumentError("cell frames need one finite radius > 0 per centre");
-  }
-  const auto& a = global_weights.array();
-  const auto& b = frame_weights.array();
-  const bool weights_ok = global_weights.size() == components &&
-                          frame_weights.size() == components && global_weights.allFinite() &&
-                          frame_weights.allFinite() && (a >= 0.0).all() && (b >= 0.0).all() &&
-                          (a * a + b * b <= 1.0).all();
-  if (!weights_ok) {
-    return InvalidArgumentError(
-        "cell frames need weights a_k, b_k >= 0 with a_k^2 + b_k^2 <= 1 per centre");
+  if (radii.size() != components || !radii.allFinite() || !(radii.array() >= 0.0).all()) {
+    return InvalidArgumentError("cell frames need one finite radius >= 0 per centre");
   }
   return OkStatus();
 }
@@ -138,16 +133,25 @@ void NearestCentre::Accumulate(const Eigen::Ref<const DataMatrix>& block,
       stats.sums.row(labels(i)) += block.row(i);
     }
   } else {
-    // Each record's terms computed explicitly, the frame vector shrunk by its
-    // own computed norm: the vectors the sensitivity argument is about.
+    // Each record's part decided and its terms computed explicitly, the
+    // frame vector shrunk by its own computed norm: the vectors the
+    // sensitivity argument is about.
     Eigen::RowVectorXd u(block.cols());
     for (Eigen::Index i = 0; i < block.rows(); ++i) {
       const int k = labels(i);
+      const double r = frames->radii(k);
+      if (r > 0.0) {
+        u = (block.row(i) - centres_.row(k)) / r;
+        const double squared_norm = u.squaredNorm();
+        if (squared_norm <= 1.0) {
+          internal::ShrinkIntoUnitBall(u, squared_norm);
+          stats.frame_counts(k) += 1.0;
+          stats.frame_sums.row(k) += u;
+          continue;
+        }
+      }
       stats.counts(k) += 1.0;
-      stats.sums.row(k) += frames->global_weights(k) * block.row(i);
-      u = (block.row(i) - centres_.row(k)) / frames->radii(k);
-      internal::ShrinkIntoUnitBall(u, u.squaredNorm());
-      stats.frame_sums.row(k) += frames->frame_weights(k) * u;
+      stats.sums.row(k) += block.row(i);
     }
   }
   stats.sse += distances.sum();
@@ -187,6 +191,7 @@ StatusOr<KmeansStatistics> ComputeKmeansStatistics(const Eigen::MatrixXd& centre
   const auto released = [](KmeansStatistics& s) {
     return std::vector<internal::StatisticArray>{{s.counts.data(), s.counts.size()},
                                                  {s.sums.data(), s.sums.size()},
+                                                 {s.frame_counts.data(), s.frame_counts.size()},
                                                  {s.frame_sums.data(), s.frame_sums.size()}};
   };
   DPEM_ASSIGN_OR_RETURN(
@@ -196,6 +201,7 @@ StatusOr<KmeansStatistics> ComputeKmeansStatistics(const Eigen::MatrixXd& centre
           [&](Worker& w) {
             w.stats = KmeansStatistics::Zero(centres.rows(), centres.cols(), frames != nullptr);
             w.exact = internal::ExactSum(w.stats.counts.size() + w.stats.sums.size() +
+                                         w.stats.frame_counts.size() +
                                          w.stats.frame_sums.size());
           },
           [&](Worker& w, const RowBlock& block, Eigen::Index) {

@@ -274,15 +274,12 @@ TEST(KmeansSensitivityTest, ClosedForms) {
 }
 
 // ---------------------------------------------------------------------------
-// Cell frames (CellFrames): the weighted sums and frame vectors of the
-// private start's fine round.
+// Cell frames (CellFrames): the frame and plain parts of the private start's
+// fine round.
 
-// Weights with a^2 = b^2 = 1/2, as the private start uses, just inside 1.
-CellFrames HalfAndHalf(const Eigen::VectorXd& radii) {
+CellFrames Framed(const Eigen::VectorXd& radii) {
   CellFrames f;
   f.radii = radii;
-  f.global_weights = f.frame_weights =
-      Eigen::VectorXd::Constant(radii.size(), std::sqrt(0.5) * (1 - 1e-12));
   return f;
 }
 
@@ -295,17 +292,18 @@ DataMatrix InBall(Eigen::Index n, Eigen::Index d, std::uint32_t seed) {
 }
 
 // Brute force, in long double: nearest centre by explicit distances (first
-// on ties), a x into the sums, b u into the frame sums, with u = (x - c) / r
-// divided by its norm if that exceeds 1.
-void FramedBruteForce(const Eigen::MatrixXd& c, const DataMatrix& x, const CellFrames& f,
-                      Eigen::VectorXd& counts, Eigen::MatrixXd& sums,
-                      Eigen::MatrixXd& frame_sums) {
-  double unused = 0.0;
-  Eigen::MatrixXd plain;
-  BruteForce(c, x, counts, plain, unused);
-  counts.setZero();
-  sums = Eigen::MatrixXd::Zero(c.rows(), c.cols());
-  frame_sums = sums;
+// on ties); a record within its cell's radius r > 0 adds 1 and
+// u = (x - c) / r to the frame part, any other record 1 and x to the plain
+// part.
+struct FramedParts {
+  Eigen::VectorXd counts, frame_counts;
+  Eigen::MatrixXd sums, frame_sums;
+};
+FramedParts FramedBruteForce(const Eigen::MatrixXd& c, const DataMatrix& x,
+                             const CellFrames& f) {
+  FramedParts p{Eigen::VectorXd::Zero(c.rows()), Eigen::VectorXd::Zero(c.rows()),
+                Eigen::MatrixXd::Zero(c.rows(), c.cols()),
+                Eigen::MatrixXd::Zero(c.rows(), c.cols())};
   for (Eigen::Index i = 0; i < x.rows(); ++i) {
     Eigen::Index best = 0;
     long double best_d = INFINITY;
@@ -320,97 +318,121 @@ void FramedBruteForce(const Eigen::MatrixXd& c, const DataMatrix& x, const CellF
         best = k;
       }
     }
-    const long double norm = std::sqrt(best_d) / f.radii(best);
-    const long double shrink = norm > 1.0L ? 1.0L / norm : 1.0L;
-    const long double a = f.global_weights(best), b = f.frame_weights(best);
-    counts(best) += 1.0;
+    const long double r = f.radii(best);
+    const bool inside = r > 0.0L && std::sqrt(best_d) <= r;
+    (inside ? p.frame_counts : p.counts)(best) += 1.0;
     for (Eigen::Index j = 0; j < c.cols(); ++j) {
-      sums(best, j) += static_cast<double>(a * static_cast<long double>(x(i, j)));
-      const long double u = (static_cast<long double>(x(i, j)) - c(best, j)) / f.radii(best);
-      frame_sums(best, j) += static_cast<double>(b * u * shrink);
+      const long double xj = x(i, j);
+      if (inside) {
+        p.frame_sums(best, j) += static_cast<double>((xj - c(best, j)) / r);
+      } else {
+        p.sums(best, j) += static_cast<double>(xj);
+      }
     }
   }
+  return p;
 }
 
 TEST(KmeansCellFramesTest, StatisticsAreEachRecordsExplicitTerms) {
   const Eigen::Index d = 3;
   const DataMatrix x = InBall(1000, d, 41);
   const Eigen::MatrixXd c = RandomData(5, d, 42, 0.4);
-  // Radii from far below the cells' extent (most records clipped) to above it.
-  CellFrames f = HalfAndHalf((Eigen::VectorXd(5) << 0.05, 0.2, 0.5, 1.0, 2.0).finished());
-  // Per-cell weights: the last cell plain (a = 1, b = 0).
-  f.global_weights(4) = 1.0;
-  f.frame_weights(4) = 0.0;
-  Eigen::VectorXd counts;
-  Eigen::MatrixXd sums, frame_sums;
-  FramedBruteForce(c, x, f, counts, sums, frame_sums);
-  ASSERT_GT((frame_sums.rowwise().norm().array() > 0).count(), 3);
+  // Radii from far below the cells' extent (most records outside) to above
+  // it; the last cell has no frame.
+  const CellFrames f = Framed((Eigen::VectorXd(5) << 0.2, 0.3, 0.5, 1.0, 0.0).finished());
+  const FramedParts want = FramedBruteForce(c, x, f);
+  // Both parts are exercised, and the frameless cell has no frame part.
+  ASSERT_GT(want.frame_counts.head(4).minCoeff(), 0.0);
+  ASSERT_GT(want.counts.head(3).minCoeff(), 0.0);
+  ASSERT_EQ(want.frame_counts(4), 0.0);
+  ASSERT_GT(want.counts(4), 0.0);
   const MatrixRowSource source = *MatrixRowSource::Borrow(x);
   for (int threads : {1, 2, 3}) {
     for (Eigen::Index rows : {7, 0}) {
       const Engine engine = *Engine::Create({threads, rows});
       const StatusOr<KmeansStatistics> s = ComputeKmeansStatistics(c, source, engine, &f);
       ASSERT_TRUE(s.ok()) << s.status().ToString();
-      EXPECT_EQ(s->counts, counts);
+      EXPECT_EQ(s->counts, want.counts);
+      EXPECT_EQ(s->frame_counts, want.frame_counts);
+      EXPECT_LT((s->sums - want.sums).cwiseAbs().maxCoeff(), 1e-12);
       // Per record, the library shrinks to norm 1 - 1e-12: 1e-12 a record.
-      EXPECT_LT((s->sums - sums).cwiseAbs().maxCoeff(), 1e-12);
-      EXPECT_LT((s->frame_sums - frame_sums).cwiseAbs().maxCoeff(), 1e-9);
+      EXPECT_LT((s->frame_sums - want.frame_sums).cwiseAbs().maxCoeff(), 1e-9);
     }
   }
-  // Without frames, no frame sums.
+  // Without frames, no frame part.
   const KmeansStatistics plain = *ComputeKmeansStatistics(c, source, *Engine::Create({1, 0}));
+  EXPECT_EQ(plain.frame_counts.size(), 0);
   EXPECT_EQ(plain.frame_sums.size(), 0);
 }
 
-// The largest change of the framed release [counts; sums; frame sums] over
-// neighbouring pairs (random, and antipodal) in d dimensions, by brute force.
+// The framed release [counts; sums; frame counts; frame sums] of `x` with
+// `record` as its first row.
+Eigen::VectorXd FramedRelease(const Eigen::MatrixXd& c, DataMatrix x, const CellFrames& f,
+                              const Eigen::RowVectorXd& record) {
+  x.row(0) = record;
+  const KmeansStatistics s =
+      *ComputeKmeansStatistics(c, *MatrixRowSource::Borrow(x), *Engine::Create({1, 0}), &f);
+  Eigen::VectorXd v(2 * s.counts.size() + 2 * s.sums.size());
+  v << s.counts, s.sums.reshaped(), s.frame_counts, s.frame_sums.reshaped();
+  return v;
+}
+
+// The largest change of the framed release over neighbouring pairs (random,
+// and antipodal) in d dimensions, by brute force.
 double WorstFramedChange(Eigen::Index d, const Eigen::VectorXd& radii) {
   std::mt19937 rng(static_cast<std::uint32_t>(50 + d));
   const Eigen::MatrixXd c = RandomData(4, d, static_cast<std::uint32_t>(60 + d), 0.3);
-  const CellFrames f = HalfAndHalf(radii);
-  DataMatrix x = InBall(20, d, static_cast<std::uint32_t>(70 + d));
-  const Engine engine = *Engine::Create({1, 0});
-  auto released = [&](const Eigen::RowVectorXd& record) {
-    x.row(0) = record;
-    const KmeansStatistics s =
-        *ComputeKmeansStatistics(c, *MatrixRowSource::Borrow(x), engine, &f);
-    Eigen::VectorXd v(s.counts.size() + s.sums.size() + s.frame_sums.size());
-    v << s.counts, s.sums.reshaped(), s.frame_sums.reshaped();
-    return v;
-  };
+  const CellFrames f = Framed(radii);
+  const DataMatrix x = InBall(20, d, static_cast<std::uint32_t>(70 + d));
   double worst = 0.0;
   for (int t = 0; t < 2000; ++t) {
     const Eigen::RowVectorXd a = RandomInBall(rng, d, t % 2 == 0);
-    worst = std::max(worst, (released(a) - released(RandomInBall(rng, d, t % 3 == 0))).norm());
-    worst = std::max(worst, (released(a) - released(-a)).norm());
+    const Eigen::VectorXd at_a = FramedRelease(c, x, f, a);
+    worst = std::max(
+        worst, (at_a - FramedRelease(c, x, f, RandomInBall(rng, d, t % 3 == 0))).norm());
+    worst = std::max(worst, (at_a - FramedRelease(c, x, f, -a)).norm());
   }
   return worst;
 }
 
 TEST(KmeansCellFramesTest, TheJointSensitivityIsStillTwo) {
-  const Eigen::VectorXd mixed = (Eigen::VectorXd(4) << 0.01, 0.3, 1.0, 2.0).finished();
+  const Eigen::VectorXd mixed = (Eigen::VectorXd(4) << 0.01, 0.3, 0.9, 0.0).finished();
   const Eigen::VectorXd small = Eigen::VectorXd::Constant(4, 0.01);
   for (Eigen::Index d : {1, 2, 5}) {
     EXPECT_LE(WorstFramedChange(d, mixed), kKmeansJointL2Sensitivity * (1 + 1e-12)) << d;
-    // Attained by antipodal boundary records in different cells of small
-    // radius, where both frame vectors are clipped.
+    // Attained by antipodal boundary records in different cells, both
+    // outside their frames.
     const double worst = WorstFramedChange(d, small);
     EXPECT_LE(worst, kKmeansJointL2Sensitivity * (1 + 1e-12)) << d;
     EXPECT_GT(worst, kKmeansJointL2Sensitivity * (1 - 1e-3)) << d;
   }
 }
 
-// The framed pass sums its counts, weighted sums and frame sums exactly
-// (engine/exact_sum.h): bitwise the same for any thread count at a given
-// block size, as the plain pass (ExactSumTest.PassesAreBitwiseIndependentOfTheThreadCount).
-// Frame sums added in floating point per thread and merged in thread order
-// would differ in their last bits, and neighbours' releases would then
-// differ by more than their one block's partials (docs/privacy.md, section 8).
+// A record on its frame's boundary (u of norm 1) against one on the ball's
+// boundary outside any frame, in another cell: the change is
+// sqrt(1 + 1 + 1 + 1) = 2, the bound, and not more.
+TEST(KmeansCellFramesTest, AFrameRecordAgainstAPlainOneAttainsTheBound) {
+  const Eigen::MatrixXd c = (Eigen::MatrixXd(2, 2) << 0.5, 0.0, -0.5, 0.0).finished();
+  const CellFrames f = Framed((Eigen::VectorXd(2) << 0.25, 0.25).finished());
+  const DataMatrix x = InBall(10, 2, 3);
+  const Eigen::RowVectorXd on_frame = (Eigen::RowVectorXd(2) << 0.5, 0.25).finished();
+  const Eigen::RowVectorXd outside = (Eigen::RowVectorXd(2) << -1.0, 0.0).finished();
+  const double change =
+      (FramedRelease(c, x, f, on_frame) - FramedRelease(c, x, f, outside)).norm();
+  EXPECT_LE(change, kKmeansJointL2Sensitivity * (1 + 1e-12));
+  EXPECT_GT(change, kKmeansJointL2Sensitivity * (1 - 1e-9));
+}
+
+// The framed pass sums its counts and sums exactly (engine/exact_sum.h):
+// bitwise the same for any thread count at a given block size, as the plain
+// pass (ExactSumTest.PassesAreBitwiseIndependentOfTheThreadCount). Sums
+// added in floating point per thread and merged in thread order would differ
+// in their last bits, and neighbours' releases would then differ by more
+// than their one block's partials (docs/privacy.md, section 8).
 TEST(KmeansCellFramesTest, FramedStatisticsAreBitwiseIndependentOfTheThreadCount) {
   const DataMatrix x = InBall(20011, 3, 43);
   const Eigen::MatrixXd c = RandomData(6, 3, 44, 0.4);
-  const CellFrames f =
-      HalfAndHalf((Eigen::VectorXd(6) << 0.05, 0.1, 0.2, 0.5, 0.9, 0.3).finished());
+  const CellFrames f = Framed((Eigen::VectorXd(6) << 0.05, 0.1, 0.2, 0.5, 0.9, 0.0).finished());
   const MatrixRowSource source = *MatrixRowSource::Borrow(x);
   for (Eigen::Index rows : {50, 0}) {
     const StatusOr<KmeansStatistics> one =
@@ -422,6 +444,7 @@ TEST(KmeansCellFramesTest, FramedStatisticsAreBitwiseIndependentOfTheThreadCount
       ASSERT_TRUE(s.ok()) << s.status().ToString();
       EXPECT_EQ(s->counts, one->counts) << threads << " " << rows;
       EXPECT_EQ(s->sums, one->sums) << threads << " " << rows;
+      EXPECT_EQ(s->frame_counts, one->frame_counts) << threads << " " << rows;
       EXPECT_EQ(s->frame_sums, one->frame_sums) << threads << " " << rows;
     }
   }
@@ -429,31 +452,20 @@ TEST(KmeansCellFramesTest, FramedStatisticsAreBitwiseIndependentOfTheThreadCount
 
 TEST(KmeansCellFramesTest, ValidateRefusesBadFrames) {
   const Eigen::VectorXd r = Eigen::VectorXd::Constant(3, 0.5);
-  EXPECT_TRUE(HalfAndHalf(r).Validate(3).ok());
-  EXPECT_FALSE(HalfAndHalf(r).Validate(2).ok());
+  EXPECT_TRUE(Framed(r).Validate(3).ok());
+  EXPECT_FALSE(Framed(r).Validate(2).ok());
   const double kInf = std::numeric_limits<double>::infinity();
   const double kNan = std::numeric_limits<double>::quiet_NaN();
-  for (double bad : {0.0, -1.0, kInf, kNan}) {
-    CellFrames f = HalfAndHalf(r);
+  for (double bad : {-1.0, -1e-300, kInf, kNan}) {
+    CellFrames f = Framed(r);
     f.radii(1) = bad;
     EXPECT_FALSE(f.Validate(3).ok()) << bad;
   }
-  for (auto [a, b] : {std::pair{1.0, 0.1}, std::pair{0.8, 0.61}, std::pair{-0.1, 0.5},
-                      std::pair{kNan, 0.5}, std::pair{0.5, kInf}}) {
-    CellFrames f = HalfAndHalf(r);
-    f.global_weights(2) = a;
-    f.frame_weights(2) = b;
-    EXPECT_FALSE(f.Validate(3).ok()) << a << " " << b;
-  }
-  CellFrames f = HalfAndHalf(r);
-  f.global_weights(0) = 1.0;
-  f.frame_weights(0) = 0.0;
+  CellFrames f = Framed(r);
+  f.radii(0) = 0.0;  // No frame.
   EXPECT_TRUE(f.Validate(3).ok());
-  CellFrames short_weights = HalfAndHalf(r);
-  short_weights.frame_weights.resize(2);
-  EXPECT_FALSE(short_weights.Validate(3).ok());
   const DataMatrix x = InBall(10, 2, 1);
-  f.radii(0) = 0.0;
+  f.radii(0) = -1.0;
   EXPECT_FALSE(ComputeKmeansStatistics(RandomData(3, 2, 2), *MatrixRowSource::Borrow(x),
                                        *Engine::Create({1, 0}), &f)
                    .ok());

@@ -26,6 +26,17 @@ Eigen::MatrixXd SquaredDistances(const Eigen::MatrixXd& points, const Eigen::Mat
   return d2.cwiseMax(0.0);
 }
 
+// Projects v onto the ball of radius `radius` around the origin (onto the
+// origin if radius <= 0).
+void ProjectOntoBall(Eigen::RowVectorXd& v, double radius) {
+  const double norm = v.norm();
+  if (radius <= 0.0) {
+    v.setZero();
+  } else if (norm > radius) {
+    v *= radius / norm;
+  }
+}
+
 // Draws an index with probability proportional to `mass` (>= 0, sum > 0).
 Eigen::Index DrawProportional(const Eigen::VectorXd& mass, Generator& gen) {
   const double target = gen.UniformOpen01() * mass.sum();
@@ -109,11 +120,12 @@ void SketchFromRelease(const KmeansStatistics& noisy, const Eigen::MatrixXd& can
   const Eigen::Index m = noisy.counts.size();
   std::vector<Eigen::Index> order(static_cast<size_t>(m));
   std::iota(order.begin(), order.end(), Eigen::Index{0});
-  std::stable_sort(order.begin(), order.end(), [&](Eigen::Index a, Eigen::Index b) {
-    return noisy.counts(a) > noisy.counts(b);
-  });
+  Eigen::VectorXd counts(m);
+  for (Eigen::Index j = 0; j < m; ++j) counts(j) = CellCount(noisy, j, frames);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](Eigen::Index a, Eigen::Index b) { return counts(a) > counts(b); });
   Eigen::Index kept = 0;
-  while (kept < m && (kept < k || noisy.counts(order[kept]) >= kStart.count_sigmas * sigma)) {
+  while (kept < m && (kept < k || counts(order[kept]) >= kStart.count_sigmas * sigma)) {
     ++kept;
   }
   points.resize(kept, candidates.cols());
@@ -121,7 +133,7 @@ void SketchFromRelease(const KmeansStatistics& noisy, const Eigen::MatrixXd& can
   for (Eigen::Index i = 0; i < kept; ++i) {
     const Eigen::Index cell = order[static_cast<size_t>(i)];
     points.row(i) = CellMean(noisy, cell, candidates, frames, sigma);
-    weights(i) = std::max(noisy.counts(cell), 1.0);
+    weights(i) = std::max(counts(cell), 1.0);
   }
 }
 
@@ -207,7 +219,8 @@ StatusOr<PrivateStartPlan> MakePrivateStartPlan(NoiseSampling sampling,
 
 Status CheckPrivateStart(const PrivateStartPlan& plan, Eigen::Index d) {
   DPEM_RETURN_IF_ERROR(CheckRelease(plan.coarse, plan.coarse_candidates * (d + 1)));
-  return CheckRelease(plan.fine, plan.fine_candidates * ((plan.cell_frames ? 2 : 1) * d + 1));
+  const Eigen::Index per_cell = plan.cell_frames ? 2 * (d + 1) : d + 1;
+  return CheckRelease(plan.fine, plan.fine_candidates * per_cell);
 }
 
 CellFrames FineCellFrames(const Eigen::MatrixXd& fine) {
@@ -216,42 +229,42 @@ CellFrames FineCellFrames(const Eigen::MatrixXd& fine) {
   frames.radii.resize(fine.rows());
   for (Eigen::Index j = 0; j < fine.rows(); ++j) {
     const double reach = kStart.frame_reach * nearest(j);  // +infinity for a lone one.
-    frames.radii(j) = std::isfinite(reach) ? std::clamp(reach, kStart.min_fine_jitter, 2.0) : 2.0;
+    frames.radii(j) =
+        reach < kStart.max_framed_radius ? std::max(reach, kStart.min_fine_jitter) : 0.0;
   }
-  // A frame no smaller than max_framed_radius would not sharpen the
-  // cell's mean: the cell keeps the plain release's weights.
-  const double a = std::sqrt(kStart.global_sum_share);
-  const Eigen::ArrayXd framed = (frames.radii.array() < kStart.max_framed_radius).cast<double>();
-  frames.global_weights = kShrunkRadius * (framed * a + (1.0 - framed));
-  frames.frame_weights = kShrunkRadius * framed * std::sqrt(1.0 - a * a);
   return frames;
+}
+
+double CellCount(const KmeansStatistics& noisy, Eigen::Index cell, const CellFrames* frames) {
+  const bool framed = frames != nullptr && frames->radii(cell) > 0.0;
+  return noisy.counts(cell) + (framed ? noisy.frame_counts(cell) : 0.0);
 }
 
 Eigen::RowVectorXd CellMean(const KmeansStatistics& noisy, Eigen::Index cell,
                             const Eigen::MatrixXd& candidates, const CellFrames* frames,
                             double sigma) {
-  const double count = noisy.counts(cell);
-  const double a = frames != nullptr ? frames->global_weights(cell) : 1.0;
-  Eigen::RowVectorXd mean = noisy.sums.row(cell) / (a * count);
-  // A cell kept only to reach K (count below 1 or the quotient not finite)
-  // stands at its candidate.
-  if (!(count >= 1.0) || !mean.allFinite()) return candidates.row(cell);
-  if (frames != nullptr && frames->frame_weights(cell) > 0.0) {
-    const double b = frames->frame_weights(cell);
-    // The mean frame vector lies in the unit ball; noise may take it out.
-    Eigen::RowVectorXd u = noisy.frame_sums.row(cell) / (b * count);
-    ProjectOntoUnitBall(u);
-    const Eigen::RowVectorXd framed = candidates.row(cell) + frames->radii(cell) * u;
-    const double global_sd = sigma / (a * count);
-    const double framed_sd = sigma * frames->radii(cell) / (b * count);
-    const double agreement = kStart.frame_agreement_sigmas *
-                             std::sqrt(static_cast<double>(candidates.cols())) * global_sd;
-    if (framed.allFinite() && (framed - mean).norm() <= agreement) {
-      // Two unbiased estimates: weighted by their inverse variances.
-      const double w = 1.0 / (1.0 + std::pow(framed_sd / global_sd, 2));
-      mean = w * framed + (1.0 - w) * mean;
+  const double n_out = std::max(noisy.counts(cell), 0.0);
+  Eigen::RowVectorXd plain = noisy.sums.row(cell);
+  double total = n_out;
+  Eigen::RowVectorXd sum = plain;
+  if (frames != nullptr && frames->radii(cell) > 0.0) {
+    const double n_in = std::max(noisy.frame_counts(cell), 0.0);
+    Eigen::RowVectorXd framed = noisy.frame_sums.row(cell);
+    ProjectOntoBall(framed, n_in);
+    ProjectOntoBall(plain, n_out);
+    sum = n_in * candidates.row(cell) + frames->radii(cell) * framed;
+    total = n_in;
+    const bool plain_part_empty =
+        noisy.counts(cell) < kStart.count_sigmas * sigma && n_in >= 1.0;
+    if (!plain_part_empty) {
+      sum += plain;
+      total += n_out;
     }
   }
+  // A cell kept only to reach K stands at its candidate.
+  if (!(total >= 1.0)) return candidates.row(cell);
+  Eigen::RowVectorXd mean = sum / total;
+  if (!mean.allFinite()) return candidates.row(cell);
   ProjectOntoUnitBall(mean);
   return mean;
 }
@@ -331,16 +344,19 @@ StatusOr<Eigen::MatrixXd> UniformInUnitBall(Eigen::Index m, Eigen::Index d, Gene
 Status ReleaseCountsAndSums(KmeansStatistics& s, const NoiseSpec& spec, Generator& gen,
                             PrivacyLedger& ledger) {
   s.sse = std::numeric_limits<double>::quiet_NaN();
-  // [counts; sums row by row; frame sums row by row]: a matrix's transpose,
-  // reshaped column-major, lists its rows one after the other.
-  const Eigen::Index k = s.counts.size(), n = s.sums.size(), f = s.frame_sums.size();
-  Eigen::VectorXd v(k + n + f);
-  v << s.counts, s.sums.transpose().reshaped(), s.frame_sums.transpose().reshaped();
+  // [counts; sums row by row; frame counts; frame sums row by row]: a
+  // matrix's transpose, reshaped column-major, lists its rows one after the
+  // other.
+  const Eigen::Index k = s.counts.size(), n = s.sums.size();
+  const Eigen::Index fk = s.frame_counts.size(), fn = s.frame_sums.size();
+  Eigen::VectorXd v(k + n + fk + fn);
+  v << s.counts, s.sums.transpose().reshaped(), s.frame_counts,
+      s.frame_sums.transpose().reshaped();
   DPEM_RETURN_IF_ERROR(ReleaseVector(v, spec, gen, ledger));
   s.counts = v.head(k);
   s.sums = v.segment(k, n).reshaped(s.sums.cols(), s.sums.rows()).transpose();
-  s.frame_sums =
-      v.tail(f).reshaped(s.frame_sums.cols(), s.frame_sums.rows()).transpose();
+  s.frame_counts = v.segment(k + n, fk);
+  s.frame_sums = v.tail(fn).reshaped(s.frame_sums.cols(), s.frame_sums.rows()).transpose();
   return OkStatus();
 }
 

@@ -97,20 +97,10 @@ struct PrivateStartConstants {
   // many times the distance from its candidate to the nearest other fine
   // candidate, at most 2 (the ball's diameter: nothing is clipped).
   double frame_reach = 2.0;
-  // A fine cell whose radius is at least this (the ball's radius) gets no
-  // frame weight (b_k = 0, a_k = 1): its framed mean, noise r / b in the
-  // ball's units, could not be sharper than its plain mean, noise 1.
+  // A fine cell whose radius would be at least this (the ball's radius)
+  // gets no frame (radius 0): its framed mean, noise r in the ball's units,
+  // could not be sharper than its plain mean, noise 1.
   double max_framed_radius = 1.0;
-  // The share a^2 of a record's fine-round vector given to its sum, the
-  // rest, b^2 = 1 - a^2, to its frame vector: both are released, so each
-  // cell has a global mean (noise 1 / a of the plain release's) and a
-  // framed one (noise r / b in the ball's units, biased if records lie
-  // beyond r).
-  double global_sum_share = 0.5;
-  // A cell's framed mean is its sketch point if it lies within this many
-  // times sqrt(d) noise standard deviations of the global mean's; otherwise
-  // the cell's records reach past its frame and the global mean is used.
-  double frame_agreement_sigmas = 2.0;
 };
 
 // The constants of every private start.
@@ -139,8 +129,8 @@ struct PrivateStartPlan {
   // framed_ constants if cell_frames; sigma is the standard deviation of one
   // fine count's noise.
   Eigen::Index fine_candidates = 0;
-  // Whether the fine round releases its cells' frame vectors as well
-  // (CellFrames, FineCellFrames; opt-in: GmmFitOptions::start_cell_frames).
+  // Whether the fine round releases its cells' frame parts as well
+  // (CellFrames, FineCellFrames; GmmFitOptions::start_cell_frames).
   bool cell_frames = false;
 };
 
@@ -153,7 +143,7 @@ StatusOr<PrivateStartPlan> MakePrivateStartPlan(NoiseSampling sampling,
 
 // Checks both releases on public values, drawing nothing (CheckRelease for
 // the coarse round's 2K (d + 1) coordinates and the fine round's M (d + 1),
-// M (2d + 1) with cell frames): called before the data is read.
+// M (2d + 2) with cell frames): called before the data is read.
 Status CheckPrivateStart(const PrivateStartPlan& plan, Eigen::Index d);
 
 // K centres of the sketch and, for each, its share of the sketch's weight
@@ -187,24 +177,30 @@ StatusOr<Eigen::MatrixXd> FineCandidates(const Eigen::MatrixXd& points,
                                          const Eigen::VectorXd& weights, Eigen::Index m,
                                          Generator& gen);
 
-// The fine round's cell frames for its candidates (M x d): radii
-// kStart.frame_reach times NearestOtherDistances, clamped to
-// [kStart.min_fine_jitter, 2] (2 for a lone candidate), and the weights
-// a_k = sqrt(kStart.global_sum_share), b_k = sqrt(1 - a_k^2) for radii below
-// kStart.max_framed_radius, (1, 0) for the others, all times
-// internal::kShrunkRadius so that a_k^2 + b_k^2 < 1 as computed. Public
-// values only (post-processing of the coarse release).
+// The fine round's cell frames for its candidates (M x d): radius
+// kStart.frame_reach times NearestOtherDistances, at least
+// kStart.min_fine_jitter, and 0 (no frame) where that is at least
+// kStart.max_framed_radius or infinite (a lone candidate). Public values only
+// (post-processing of the coarse release).
 CellFrames FineCellFrames(const Eigen::MatrixXd& fine);
 
+// The weight of cell `cell` in the sketch: its released count, plus its
+// frame count if it has a frame.
+double CellCount(const KmeansStatistics& noisy, Eigen::Index cell, const CellFrames* frames);
+
 // The sketch point of cell `cell` from released statistics (`noisy`, with
-// frame sums if `frames` is given) and the release's noise scale `sigma`,
-// with the cell's weights a, b and radius r: if b > 0 and the framed mean
-// c + r P(frame_sum / (b n)) (P the projection onto the ball) lies within
-// kStart.frame_agreement_sigmas sqrt(d) sigma / (a n) of the global mean
-// sum / (a n), the two weighted by their inverse noise variances ((a n /
-// sigma)^2 and (b n / (r sigma))^2), else the global mean; without frames
-// sum / n; the candidate if n < 1 or the quotient is not finite. Projected
-// onto the unit ball.
+// frame counts and sums if `frames` is given) and the release's noise scale
+// `sigma`; post-processing. Without a frame: sum / n, or the candidate if
+// n < 1 or the quotient is not finite. With a frame of radius r around
+// candidate c: the mean of the cell's records estimated as
+//   (n_in c + r F + S) / (n_in + n_out),
+// with n_in, n_out the frame and plain counts clamped at 0, and F, S the
+// frame and plain sums each projected onto the ball of radius n_in, n_out
+// (the sum of n vectors of the unit ball lies in it). The plain part (S and
+// n_out) is left out when its released count is below kStart.count_sigmas
+// sigma and n_in >= 1: a part that small cannot be told from empty, and its
+// noise would swamp the frame's; the candidate if the denominator is below
+// 1 or the quotient is not finite. Projected onto the unit ball.
 Eigen::RowVectorXd CellMean(const KmeansStatistics& noisy, Eigen::Index cell,
                             const Eigen::MatrixXd& candidates, const CellFrames* frames,
                             double sigma);

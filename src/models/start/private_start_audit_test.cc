@@ -126,29 +126,31 @@ TEST(PrivateStartAudit, CatchesAStartCalibratedForHalfItsSensitivity) {
   EXPECT_GT(r.epsilon_lower_bound, claimed);
 }
 
-// The fine round's framed release at its worst case: two cells with
-// candidates at +-0.1 and FineCellFrames' frames (radius 0.4), 100 records
-// at 0 (cell 0, the lower index on the tie) and one at +1 (D0, cell 0) or
-// -1 (D1, cell 1). Both frame vectors are clipped to norm 1, so the
-// released vector [counts; a sums; b frame sums] moves by (1, -1; a, a;
-// b, b), of norm sqrt(2 (1 + a^2 + b^2)) = 2, the sensitivity. The
-// statistic is the released vector's projection on that direction, optimal
-// for the pair.
+// The fine round's framed release at a worst case that crosses its parts:
+// two cells with candidates at +-0.1 and FineCellFrames' frames (radius
+// 0.4), 100 records at 0 (cell 0, the lower index on the tie; inside its
+// frame) and one just inside cell 0's frame boundary, at 0.1 + 0.4 (1 - 1e-9)
+// (D0: frame count and frame vector of norm 1 - 1e-9), or at -1 (D1: cell
+// 1's plain count and sum). The released vector [counts; sums; frame counts;
+// frame sums] moves by -1 and +1 in cell 1's plain count and sum and by +1
+// and +(1 - 1e-9) in cell 0's frame count and sum: a norm of 2 to 1e-9, the
+// sensitivity. The statistic is the released vector's projection on that
+// direction, optimal for the pair.
 double FramedStatistic(int side, const NoiseSpec& spec, Generator& gen,
                        PrivacyLedger* ledger_out = nullptr) {
-  const DataMatrix x = Neighbour(side);
+  DataMatrix x = DataMatrix::Zero(101, 1);
+  x(0, 0) = side == 0 ? 0.1 + 0.4 * (1.0 - 1e-9) : -1.0;
   const MatrixRowSource source = *MatrixRowSource::Borrow(x);
   Eigen::MatrixXd candidates(2, 1);
   candidates << 0.1, -0.1;
   const CellFrames frames = FineCellFrames(candidates);
-  EXPECT_TRUE((frames.frame_weights.array() > 0.0).all());
-  EXPECT_TRUE((frames.radii.array() < 0.9).all());  // +-1 are clipped.
+  EXPECT_NEAR(frames.radii(0), 0.4, 1e-15);
   KmeansStatistics s = *ComputeKmeansStatistics(candidates, source, OneThread(), &frames);
+  EXPECT_EQ(s.frame_counts(0), side == 0 ? 101.0 : 100.0);  // The record's part.
   PrivacyLedger ledger;
   EXPECT_TRUE(ReleaseCountsAndSums(s, spec, gen, ledger).ok());
   if (ledger_out != nullptr) *ledger_out = ledger;
-  const double a = frames.global_weights(0), b = frames.frame_weights(0);
-  return (s.counts(0) - s.counts(1)) + a * s.sums.sum() + b * s.frame_sums.sum();
+  return s.frame_counts(0) + s.frame_sums(0, 0) - s.counts(1) + s.sums(1, 0);
 }
 
 AuditResult AuditFramed(const NoiseSpec& spec, std::uint64_t seed) {
@@ -173,8 +175,8 @@ TEST(PrivateStartAudit, TheFramedFineReleaseNeverExceedsItsEpsilon) {
 }
 
 // Planted bug: the framed release calibrated for sensitivity 1, half of the
-// sqrt(2) sqrt(1 + a^2 + b^2) that one record's count, sum and frame vector
-// move it by; the claim stays the correct spec's.
+// 2 that replacing one record moves it by; the claim stays the correct
+// spec's.
 TEST(PrivateStartAudit, CatchesAFramedReleaseCalibratedForHalfItsSensitivity) {
   const NoiseSpec spec = AuditPlan(2.5).fine;
   const double claimed = ClaimedFramed(spec);

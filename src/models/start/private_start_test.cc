@@ -191,85 +191,93 @@ TEST(PrivateStartTest, FineCellFramesReachTwiceTheNearestCandidate) {
       (Eigen::MatrixXd(4, 2) << 0, 0, 0.1, 0, 0.4, 0, -0.6, 0).finished();
   const CellFrames f = FineCellFrames(fine);
   ASSERT_TRUE(f.Validate(4).ok());
-  const Eigen::Vector4d nearest(0.1, 0.1, 0.3, 0.6);
-  for (Eigen::Index j = 0; j < 4; ++j) {
+  const Eigen::Vector3d nearest(0.1, 0.1, 0.3);
+  for (Eigen::Index j = 0; j < 3; ++j) {
     EXPECT_NEAR(f.radii(j), kStart.frame_reach * nearest(j), 1e-15) << j;
-    const double a2 = f.global_weights(j) * f.global_weights(j);
-    const double b2 = f.frame_weights(j) * f.frame_weights(j);
-    EXPECT_LT(a2 + b2, 1.0) << j;
-    if (f.radii(j) < kStart.max_framed_radius) {
-      // a^2 = kStart.global_sum_share, b^2 the rest, just inside 1.
-      EXPECT_NEAR(a2, kStart.global_sum_share, 1e-11) << j;
-      EXPECT_NEAR(b2, 1.0 - kStart.global_sum_share, 1e-11) << j;
-    } else {
-      // A frame as large as the ball's radius: the plain weights.
-      EXPECT_NEAR(a2, 1.0, 1e-11) << j;
-      EXPECT_EQ(b2, 0.0) << j;
-    }
   }
-  EXPECT_GT(f.radii(3), kStart.max_framed_radius);  // The last cell is plain.
-  // A lone candidate gets the ball's diameter; coincident ones the smallest
-  // radius; far-apart ones at most the diameter.
-  EXPECT_EQ(FineCellFrames(Eigen::MatrixXd::Zero(1, 2)).radii(0), 2.0);
+  // 2 x 0.6 reaches the ball's radius: no frame.
+  ASSERT_GE(kStart.frame_reach * 0.6, kStart.max_framed_radius);
+  EXPECT_EQ(f.radii(3), 0.0);
+  // A lone candidate and far-apart ones get no frame; coincident ones the
+  // smallest radius.
+  EXPECT_EQ(FineCellFrames(Eigen::MatrixXd::Zero(1, 2)).radii(0), 0.0);
   EXPECT_EQ(FineCellFrames(Eigen::MatrixXd::Zero(2, 2)).radii(1), kStart.min_fine_jitter);
   const Eigen::MatrixXd apart = (Eigen::MatrixXd(2, 1) << -1.0, 1.0).finished();
-  EXPECT_EQ(FineCellFrames(apart).radii(0), 2.0);
+  EXPECT_EQ(FineCellFrames(apart).radii(0), 0.0);
 }
 
-// Released statistics of one cell (candidate c, radius r, frames f) whose
-// noisy count is n, global mean g and mean frame vector u.
-KmeansStatistics OneCell(const CellFrames& f, double n, const Eigen::RowVectorXd& g,
-                         const Eigen::RowVectorXd& u) {
+// Released statistics of one cell: n_in records in its frame with mean
+// frame vector u, n_out outside it with mean g.
+KmeansStatistics OneCell(double n_in, const Eigen::RowVectorXd& u, double n_out,
+                         const Eigen::RowVectorXd& g) {
   KmeansStatistics s = KmeansStatistics::Zero(1, g.size(), true);
-  s.counts(0) = n;
-  s.sums.row(0) = f.global_weights(0) * n * g;
-  s.frame_sums.row(0) = f.frame_weights(0) * n * u;
+  s.frame_counts(0) = n_in;
+  s.frame_sums.row(0) = n_in * u;
+  s.counts(0) = n_out;
+  s.sums.row(0) = n_out * g;
   return s;
 }
 
-TEST(PrivateStartTest, ACellsMeanCombinesItsTwoEstimatesWhenTheyAgree) {
+class CellMeanTest : public ::testing::Test {
+ protected:
+  // Candidate c = (0.2, 0.1), radius 0.1, noise sigma = 20: the plain part
+  // counts from 3 sigma = 60 records.
   const Eigen::MatrixXd c = (Eigen::MatrixXd(1, 2) << 0.2, 0.1).finished();
-  CellFrames f = FineCellFrames(c);  // A lone candidate: radius 2, plain.
-  EXPECT_EQ(f.frame_weights(0), 0.0);
-  f = FineCellFrames((Eigen::MatrixXd(2, 2) << 0.2, 0.1, 0.25, 0.1).finished());
-  f.radii(0) = 0.1;
-  const double n = 400, sigma = 20;
-  const double a = f.global_weights(0), b = f.frame_weights(0);
-  // Frame mean c + r u = (0.23, 0.1); global mean 0.02 away, inside the
-  // agreement radius 2 sqrt(2) sigma / (a n) = 0.2.
+  const CellFrames f{(Eigen::VectorXd(1) << 0.1).finished()};
+  const double sigma = 20.0;
+  // Frame vectors with mean (0.3, 0): the frame's records average
+  // c + 0.1 (0.3, 0) = (0.23, 0.1).
   const Eigen::RowVectorXd u = (Eigen::RowVectorXd(2) << 0.3, 0.0).finished();
-  const Eigen::RowVectorXd framed = (Eigen::RowVectorXd(2) << 0.23, 0.1).finished();
-  const Eigen::RowVectorXd global = (Eigen::RowVectorXd(2) << 0.25, 0.1).finished();
-  const KmeansStatistics s = OneCell(f, n, global, u);
-  // Inverse-variance weights: var_g = (sigma / (a n))^2, var_f = (sigma r / (b n))^2.
-  const double var_g = std::pow(sigma / (a * n), 2), var_f = std::pow(sigma * 0.1 / (b * n), 2);
-  const Eigen::RowVectorXd expected = (framed / var_f + global / var_g) / (1 / var_f + 1 / var_g);
-  EXPECT_LT((CellMean(s, 0, c, &f, sigma) - expected).norm(), 1e-12);
-  // Without frames: the global mean of the plain release (sums / n).
-  KmeansStatistics plain = KmeansStatistics::Zero(1, 2);
-  plain.counts(0) = n;
-  plain.sums.row(0) = n * global;
-  EXPECT_LT((CellMean(plain, 0, c, nullptr, sigma) - global).norm(), 1e-12);
+  const Eigen::RowVectorXd in_mean = (Eigen::RowVectorXd(2) << 0.23, 0.1).finished();
+  const Eigen::RowVectorXd out_mean = (Eigen::RowVectorXd(2) << 0.6, 0.1).finished();
+
+  double Distance(const KmeansStatistics& s, const Eigen::RowVectorXd& want,
+                  const CellFrames* frames) const {
+    return (CellMean(s, 0, c, frames, sigma) - want).norm();
+  }
+};
+
+TEST_F(CellMeanTest, TheCellsMeanWeighsItsTwoPartsByTheirCounts) {
+  ASSERT_EQ(kStart.count_sigmas * sigma, 60.0);
+  const KmeansStatistics s = OneCell(400, u, 100, out_mean);
+  EXPECT_LT(Distance(s, (400 * in_mean + 100 * out_mean) / 500, &f), 1e-12);
+  // The same statistics read without frames: the plain part alone.
+  EXPECT_LT(Distance(s, out_mean, nullptr), 1e-12);
+  // So does a cell without a frame, whatever its frame part says.
+  const CellFrames frameless{Eigen::VectorXd::Zero(1)};
+  EXPECT_LT(Distance(s, out_mean, &frameless), 1e-12);
 }
 
-TEST(PrivateStartTest, ACellsMeanIsTheGlobalOneWhenItsRecordsReachPastTheFrame) {
-  const Eigen::MatrixXd c = (Eigen::MatrixXd(1, 2) << 0.2, 0.1).finished();
-  CellFrames f = FineCellFrames((Eigen::MatrixXd(2, 2) << 0.2, 0.1, 0.25, 0.1).finished());
-  f.radii(0) = 0.1;
-  const double n = 400, sigma = 20;
-  // The records sit at (0.6, 0.1), 4 radii away: every frame vector is
-  // clipped to (1, 0), so the framed mean says (0.3, 0.1), 0.3 from the
-  // global one, outside the agreement radius 0.2.
-  const Eigen::RowVectorXd global = (Eigen::RowVectorXd(2) << 0.6, 0.1).finished();
-  const KmeansStatistics s = OneCell(f, n, global, Eigen::RowVectorXd::Unit(2, 0));
-  EXPECT_LT((CellMean(s, 0, c, &f, sigma) - global).norm(), 1e-12);
-  // A noisy mean frame vector outside the ball is projected first:
-  // (3, 0) reads as (1, 0).
-  const KmeansStatistics far = OneCell(f, n, global, 3.0 * Eigen::RowVectorXd::Unit(2, 0));
-  EXPECT_LT((CellMean(far, 0, c, &f, sigma) - global).norm(), 1e-12);
-  // A count below 1: the candidate.
-  const KmeansStatistics empty = OneCell(f, 0.5, global, Eigen::RowVectorXd::Unit(2, 0));
-  EXPECT_EQ(CellMean(empty, 0, c, &f, sigma), c.row(0));
+TEST_F(CellMeanTest, APlainPartBelowTheCountThresholdIsLeftOut) {
+  EXPECT_LT(Distance(OneCell(400, u, 59, out_mean), in_mean, &f), 1e-12);
+  EXPECT_LT(Distance(OneCell(400, u, -30, out_mean), in_mean, &f), 1e-12);
+  // Kept at the threshold.
+  EXPECT_LT(Distance(OneCell(400, u, 60, out_mean), (400 * in_mean + 60 * out_mean) / 460, &f),
+            1e-12);
+  // ... and whenever the frame holds no record: n_in clamped to 0, the
+  // plain mean.
+  EXPECT_LT(Distance(OneCell(-5, u, 59, out_mean), out_mean, &f), 1e-12);
+}
+
+TEST_F(CellMeanTest, EachPartsSumIsProjectedOntoTheBallOfItsCount) {
+  // A frame sum of norm 3 n_in reads as norm n_in: the frame's records at
+  // c + r (1, 0) = (0.3, 0.1).
+  KmeansStatistics s = OneCell(400, 3.0 * Eigen::RowVectorXd::Unit(2, 0), 0, out_mean);
+  EXPECT_LT(Distance(s, (Eigen::RowVectorXd(2) << 0.3, 0.1).finished(), &f), 1e-12);
+  // A plain sum of norm 2 n_out reads as norm n_out, in its direction.
+  const Eigen::RowVectorXd far = (Eigen::RowVectorXd(2) << 2.0, 0.0).finished();
+  s = OneCell(0, u, 100, far);
+  EXPECT_LT(Distance(s, Eigen::RowVectorXd::Unit(2, 0), &f), 1e-12);
+  // A count below 1 in all: the candidate.
+  EXPECT_EQ(CellMean(OneCell(0.5, u, 0.3, out_mean), 0, c, &f, sigma), c.row(0));
+}
+
+TEST_F(CellMeanTest, TheCellsCountAddsItsFramePartIfItHasAFrame) {
+  const KmeansStatistics s = OneCell(400, u, 100, out_mean);
+  EXPECT_EQ(CellCount(s, 0, &f), 500.0);
+  EXPECT_EQ(CellCount(s, 0, nullptr), 100.0);
+  const CellFrames frameless{Eigen::VectorXd::Zero(1)};
+  EXPECT_EQ(CellCount(s, 0, &frameless), 100.0);
 }
 
 TEST(PrivateStartTest, TheReleaseNoisesTheFrameSumsToo) {
@@ -282,17 +290,18 @@ TEST(PrivateStartTest, TheReleaseNoisesTheFrameSumsToo) {
   // Noise of scale 10 on every coordinate: none is left at 0.
   EXPECT_TRUE((s.counts.array() != 0.0).all());
   EXPECT_TRUE((s.sums.array() != 0.0).all());
+  EXPECT_TRUE((s.frame_counts.array() != 0.0).all());
   EXPECT_TRUE((s.frame_sums.array() != 0.0).all());
   EXPECT_GT(s.frame_sums.cwiseAbs().maxCoeff(), 1.0);
 }
 
 // CheckPrivateStart checks each release on the coordinates it has: the
-// coarse round's M1 (d + 1) and the fine round's M2 (2d + 1) ([counts;
-// sums; frame sums]). The discrete grid refuses a release whose rounding
-// charge is too large for its coordinates, so there is a smallest d at which
-// the fine release of M2 (2d + 1) coordinates is refused: the check must
-// refuse there and accept just below (a count of M2 (d + 1) accepts there,
-// one of M2 (2d + 2) refuses below). The coarse multiplier is small, so its
+// coarse round's M1 (d + 1) and the fine round's M2 (d + 1), or
+// M2 (2d + 2) with cell frames ([counts; sums; frame counts; frame sums]).
+// The discrete grid refuses a release whose rounding charge is too large for
+// its coordinates, so there is a smallest d at which the fine release is
+// refused: the check must refuse there and accept just below (with frames,
+// a count of M2 (d + 1) accepts there). The coarse multiplier is small, so its
 // grid never fails here.
 TEST(PrivateStartTest, TheCheckCountsTheFineReleasesCoordinates) {
   for (bool frames : {false, true}) {
@@ -303,9 +312,8 @@ TEST(PrivateStartTest, TheCheckCountsTheFineReleasesCoordinates) {
     const PrivateStartPlan& plan = *plan_or;
     const Eigen::Index m = plan.fine_candidates;
     ASSERT_EQ(m, 3);
-    const Eigen::Index per_d = frames ? 2 : 1;
     const auto fine_ok = [&](Eigen::Index d) {
-      return PlanDiscreteGrid(plan.fine, m * (per_d * d + 1)).ok();
+      return PlanDiscreteGrid(plan.fine, m * (frames ? 2 : 1) * (d + 1)).ok();
     };
     Eigen::Index ok = 1, refused = Eigen::Index{1} << 24;
     ASSERT_TRUE(fine_ok(ok));
@@ -322,10 +330,10 @@ TEST(PrivateStartTest, TheCheckCountsTheFineReleasesCoordinates) {
 }
 
 // What the start's ledger records is the grid of the vectors it releases:
-// M1 (d + 1) coordinates for the coarse round and M2 (d + 1), or M2 (2d + 1)
+// M1 (d + 1) coordinates for the coarse round and M2 (d + 1), or M2 (2d + 2)
 // with cell frames, for the fine one, the counts CheckPrivateStart plans for
-// (a framed release that dropped the frame sums, or sent them unnoised,
-// would record M2 (d + 1)'s charge).
+// (a framed release that dropped the frame part, or sent it unnoised, would
+// record M2 (d + 1)'s charge).
 TEST(PrivateStartTest, TheLedgerChargesTheCoordinatesReleased) {
   for (bool frames : {false, true}) {
     SCOPED_TRACE(frames ? "cell frames" : "plain");
@@ -337,17 +345,16 @@ TEST(PrivateStartTest, TheLedgerChargesTheCoordinatesReleased) {
     PrivacyLedger ledger;
     ASSERT_TRUE(PrivateStart(source, plan, *Engine::Create({}), gen, ledger).ok());
     ASSERT_EQ(ledger.size(), 2u);
-    const Eigen::Index d = x.cols(), per_d = frames ? 2 : 1;
+    const Eigen::Index d = x.cols(), parts = frames ? 2 : 1;
     const DiscreteGrid coarse = *PlanDiscreteGrid(plan.coarse, plan.coarse_candidates * (d + 1));
-    const DiscreteGrid fine =
-        *PlanDiscreteGrid(plan.fine, plan.fine_candidates * (per_d * d + 1));
+    const DiscreteGrid fine = *PlanDiscreteGrid(plan.fine, plan.fine_candidates * parts * (d + 1));
     EXPECT_EQ(ledger.releases()[0].sensitivity, coarse.sensitivity);
     EXPECT_EQ(ledger.releases()[0].noise_scale, coarse.noise_scale);
     EXPECT_EQ(ledger.releases()[1].sensitivity, fine.sensitivity);
     EXPECT_EQ(ledger.releases()[1].noise_scale, fine.noise_scale);
-    EXPECT_NE(fine.sensitivity, PlanDiscreteGrid(plan.fine, plan.fine_candidates *
-                                                                ((3 - per_d) * d + 1))
-                                    ->sensitivity);
+    EXPECT_NE(fine.sensitivity,
+              PlanDiscreteGrid(plan.fine, plan.fine_candidates * (3 - parts) * (d + 1))
+                  ->sensitivity);
     EXPECT_TRUE(CheckPrivateStart(plan, d).ok());
   }
 }
@@ -356,7 +363,7 @@ TEST(PrivateStartTest, TheLedgerChargesTheCoordinatesReleased) {
 // records, with the frames FineCellFrames gives to adversarial candidates:
 // two coincident ones (a tie, radius 1e-6), one 1e-7 from them (radius
 // 2e-7 clamped to 1e-6), one on the sphere, the origin and a lone far one
-// (radius >= 1: plain weights). The records: each candidate, its antipode,
+// (a reach of at least 1: no frame). The records: each candidate, its antipode,
 // the midpoint of every pair (ties), points 1e-6 and 1e-3 from a candidate,
 // the unit vectors and their negatives, and random points on the sphere.
 // The release is computed by the library's pass (exact sums): its change is
@@ -418,8 +425,9 @@ TEST(PrivateStartTest, TheFramedReleasesSensitivityHoldsAtTheEdges) {
       const StatusOr<KmeansStatistics> s =
           ComputeKmeansStatistics(c, *MatrixRowSource::Borrow(x), engine, &f);
       ASSERT_TRUE(s.ok()) << s.status().ToString();
-      Eigen::VectorXd v(s->counts.size() + s->sums.size() + s->frame_sums.size());
-      v << s->counts, s->sums.reshaped(), s->frame_sums.reshaped();
+      Eigen::VectorXd v(s->counts.size() + s->sums.size() + s->frame_counts.size() +
+                        s->frame_sums.size());
+      v << s->counts, s->sums.reshaped(), s->frame_counts, s->frame_sums.reshaped();
       released.push_back(v);
     }
     double worst = 0.0;

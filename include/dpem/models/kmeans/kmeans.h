@@ -57,10 +57,14 @@ namespace dpem {
 // nearest centre; like the exact counts it is NOT private and must never be
 // released (FitKmeans drops it before any output).
 struct KmeansStatistics {
-  Eigen::VectorXd counts;  // K: records assigned to each centre.
-  Eigen::MatrixXd sums;    // K x d: sum of the records assigned to each centre.
-  // K x d with CellFrames (below): the sum of the weighted frame vectors of
-  // each centre's records; empty otherwise.
+  // K: records assigned to each centre (with CellFrames, below: those
+  // outside their cell's frame).
+  Eigen::VectorXd counts;
+  // K x d: the sum of those records.
+  Eigen::MatrixXd sums;
+  // With CellFrames, K and K x d: the number of each centre's records inside
+  // its cell's frame and the sum of their frame vectors; empty otherwise.
+  Eigen::VectorXd frame_counts;
   Eigen::MatrixXd frame_sums;
   double sse = 0.0;        // sum_i min_k ||x_i - mu_k||^2.
   Eigen::Index n = 0;      // Records accumulated.
@@ -75,19 +79,20 @@ struct KmeansStatistics {
 };
 
 // Cell frames for a pass (the private start's fine round; docs/privacy.md,
-// "The private start"). A record x whose nearest centre is mu_k adds
-// a_k x to sums.row(k) and b_k u to frame_sums.row(k), with
-// u = (x - mu_k) / r_k scaled to norm at most 1 (internal/unit_ball.h) if it
-// is longer. With x in the unit ball, a record's count, weighted sum and
-// weighted frame vector have squared norm at most 1 + a_k^2 + b_k^2 <= 2, so
-// the joint release of (counts, sums, frame_sums) has the L2 sensitivity of
-// the plain (counts, sums), kKmeansJointL2Sensitivity, while the frame
-// vectors of a cell of radius r_k carry noise r_k / b_k relative to the
-// cell's frame where its weighted sum carries 1 / a_k relative to the ball.
+// "The private start"). Cell k has a frame of radius r_k > 0 around its
+// centre mu_k, or none (r_k = 0). A record x whose nearest centre is mu_k
+// and whose frame vector u = (x - mu_k) / r_k has squared norm at most 1 (as
+// computed) adds 1 to frame_counts(k) and u, scaled to norm at most 1 as
+// computed (internal/unit_ball.h), to frame_sums.row(k); every other record
+// adds 1 to counts(k) and x to sums.row(k). Either way a record adds one
+// count and one vector of norm at most 1 (x lies in the unit ball), so the
+// joint release of (counts, sums, frame_counts, frame_sums) has the L2
+// sensitivity of the plain (counts, sums), kKmeansJointL2Sensitivity, while
+// the records inside a frame carry noise r_k relative to their cell where
+// the others carry 1 relative to the ball. Which part a record joins
+// depends on that record alone.
 struct CellFrames {
-  Eigen::VectorXd radii;           // K finite values > 0: r_k.
-  Eigen::VectorXd global_weights;  // K values a_k >= 0.
-  Eigen::VectorXd frame_weights;   // K values b_k >= 0, with a_k^2 + b_k^2 <= 1.
+  Eigen::VectorXd radii;  // K finite values >= 0: r_k, 0 for a cell without a frame.
 
   // InvalidArgument unless the above hold for K centres.
   Status Validate(Eigen::Index components) const;
@@ -116,7 +121,7 @@ class NearestCentre {
   // Accumulates the block's counts, sums and sse into `stats` (which must be
   // Zero(K, d)-shaped): the per-block kernel of ComputeKmeansStatistics.
   // With `frames` (validated by the caller; stats Zero(K, d, true)-shaped),
-  // the weighted sums and frame sums of CellFrames instead of the sums.
+  // each record joins its cell's frame part or its plain part (CellFrames).
   void Accumulate(const Eigen::Ref<const DataMatrix>& block, KmeansStatistics& stats,
                   Eigen::MatrixXd& scratch, const CellFrames* frames = nullptr) const;
 
