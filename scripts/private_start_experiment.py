@@ -3,7 +3,7 @@
 
 Usage: /usr/bin/python3 scripts/private_start_experiment.py [--dpem PATH]
        [--fits F] [--iterations J ...] [--epsilon E] [--inits private random]
-       [--frames default cell-frames diagonal-equal full-first spherical-first
+       [--frames default no-cell-frames diagonal-equal full-first spherical-first
                  spherical-equal wide sqrtd sqrtd-raw] [--scenarios 3x2 8x5 ...] [--seed S] [--workers W]
 
 Draws well-separated Gaussian mixtures as scripts/gmm_init_experiment.py does
@@ -15,9 +15,9 @@ origin with radius R = max_k ||mu_k|| + 3 sqrt(d) max_k sqrt(lambda_max(Sigma_k)
 F private fits (epsilon, delta = 1e-5, full covariances, joint release; NO
 seed: each fit draws its noise from the OS) per start, per J and per frame
 rule (--frames: `default`, dpem's adaptive radius with the clip correction
-and, in d >= 5, the diagonal first iteration; `cell-frames`, the default
-with the opt-in cell frames in the private start's fine round
-(`--start-cell-frames on`); `full-first`, the same with
+and, in d >= 5, the diagonal first iteration and, since 2026-11-24, the
+cell frames in the private start's fine round; `no-cell-frames`, the
+default without them (`--start-cell-frames off`); `full-first`, the same with
 the first iteration releasing full covariances (the default before the
 diagonal first iteration);
 `spherical-first`, the same with the opt-in spherical first iteration and
@@ -58,7 +58,7 @@ def public_radius(mixture):
 FRAME_RULES = {  # --frames: (fixed radius as a function of d or None, clip correction,
     #                spherical first iteration[, other flags])
     "default": (None, "on", "off"),
-    "cell-frames": (None, "on", "off", ["--start-cell-frames", "on"]),
+    "no-cell-frames": (None, "on", "off", ["--start-cell-frames", "off"]),
     "diagonal-equal": (None, "on", "off", ["--budget-schedule", "off"]),
     "full-first": (None, "on", "off", ["--diagonal-first-iteration", "off"]),
     "spherical-first": (None, "on", "on"),
@@ -68,7 +68,7 @@ FRAME_RULES = {  # --frames: (fixed radius as a function of d or None, clip corr
     "sqrtd-raw": (np.sqrt, "off", "off", ["--diagonal-first-iteration", "off"]),
 }
 
-FRAME_LABELS = {"default": "", "cell-frames": ", start cell frames",
+FRAME_LABELS = {"default": "", "no-cell-frames": ", no start cell frames",
                 "diagonal-equal": ", diagonal first, equal budget",
                 "full-first": ", full first iteration",
                 "spherical-first": ", spherical first iteration",

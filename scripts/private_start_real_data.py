@@ -3,6 +3,7 @@
 
 Usage: /usr/bin/python3 scripts/private_start_real_data.py [--repeats R] [--js J ...]
        [--sets synthetic gowalla] [--epsilons E ...] [--wide-frames] [--full-first]
+       [--no-cell-frames]
 
 The data and settings of scripts/gmm_mechanisms_experiment.py: (a) three
 isotropic 2-D Gaussians (park2016 Sec. 6), 10,000 training and 2,000 test
@@ -22,7 +23,9 @@ it fits, without a seed (noise from the OS):
     --spherical-first-iteration off. That is the default now, and the
     spherical first iteration needs d >= 5, so on these 2-D sets the column
     equals the default's; it was written when the option was on by default
-    at every d (docs/gmm.md, "The spherical first iteration").
+    at every d (docs/gmm.md, "The spherical first iteration");
+  - with --no-cell-frames, the same for the private start with
+    --start-cell-frames off (cell frames are the default since 2026-11-24).
 Fits run without a seed (noise from the OS) and with one thread each, two
 at a time.
 Prints the test log-likelihood per point, median [25%, 75%] over R repeats,
@@ -45,6 +48,7 @@ from lib.scoring import held_out_log_likelihood
 VARIANTS = {
     "wide frames": ["--frame-radius", str(2.0 ** 0.5 + 2.0), "--frame-clip-correction", "off"],
     "full first": ["--spherical-first-iteration", "off"],
+    "no cell frames": ["--start-cell-frames", "off"],
 }
 
 
@@ -61,7 +65,8 @@ def fit_and_score(name, train, test, eps, init, j, flags, workdir, tag):
 def variants(args):
     """The names of the VARIANTS that the flags ask for."""
     return [v for v, on in (("wide frames", args.wide_frames),
-                            ("full first", args.full_first)) if on]
+                            ("full first", args.full_first),
+                            ("no cell frames", args.no_cell_frames)) if on]
 
 
 def columns(name, js, names):
@@ -82,6 +87,7 @@ def main():
     parser.add_argument("--epsilons", type=float, nargs="+", default=EPSILONS)
     parser.add_argument("--wide-frames", action="store_true")
     parser.add_argument("--full-first", action="store_true")
+    parser.add_argument("--no-cell-frames", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as workdir, \
             concurrent.futures.ThreadPoolExecutor(args.workers) as pool:

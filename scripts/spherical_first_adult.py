@@ -11,8 +11,9 @@ round public bound of its own (100 years, 1.5e6, 16 education levels, 1e5
 every record lies in the ball of radius R = sqrt(6) about the origin. For each repeat, a new
 random 90/10 train/test split; for each epsilon (delta = 1e-5), K full
 components, the default J: the default fit (the diagonal first
-iteration and its budget schedule), that with the private start's opt-in
-cell frames (`--start-cell-frames on`), that with `--budget-schedule off`, the
+iteration and its budget schedule, the private start's cell frames), that
+without the cell frames (`--start-cell-frames off`), that with
+`--budget-schedule off`, the
 full first iteration (`--diagonal-first-iteration off`),
 the opt-in spherical first iteration with its budget schedule
 (`--spherical-first-iteration on`), and that with `--budget-schedule off`,
@@ -35,7 +36,7 @@ COLUMNS = (0, 2, 4, 10, 11, 12)
 SCALES = np.array([100.0, 1.5e6, 16.0, 1e5, 5000.0, 100.0])
 VARIANTS = {
     "default": [],
-    "start cell frames": ["--start-cell-frames", "on"],
+    "no start cell frames": ["--start-cell-frames", "off"],
     "diagonal first, equal budget": ["--budget-schedule", "off"],
     "full first": ["--diagonal-first-iteration", "off"],
     "spherical first": ["--spherical-first-iteration", "on"],

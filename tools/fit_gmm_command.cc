@@ -29,7 +29,7 @@ struct FitGmmFlags {
   std::string spherical_first_iteration = "off";
   std::string diagonal_first_iteration = "on";
   std::string budget_schedule = "on";
-  std::string start_cell_frames = "off";
+  std::string start_cell_frames = "on";
   double covariance_floor = 1e-6;
 };
 
@@ -134,10 +134,11 @@ void AddReleaseOptions(CLI::App* app, FitGmmFlags& f) {
                   "diagonal 1/2 and 3/2 of an iteration's zCDP cost, spherical 1/4 and 2; "
                   "off: equal iterations (docs/gmm.md)");
   app->add_option("--start-cell-frames", f.start_cell_frames,
-                  "on or off (default). The private start's fine round also releases each "
-                  "cell's records in a frame of the cell's size, with 4 times the cells: "
-                  "sharper on compact, well-separated clusters, worse on data whose cells "
-                  "are not compact (docs/gmm.md, \"Cell frames in the fine round\")");
+                  "on (default) or off. The private start's fine round releases the records "
+                  "near each cell's candidate in a frame of the cell's size (the others as "
+                  "they are), with 4 times the cells: sharper cell means where clusters are "
+                  "compact, the same sensitivity (docs/gmm.md, \"Cell frames in the fine "
+                  "round\")");
   app->add_flag("--unsafe-paper-mechanisms", f.unsafe_paper_mechanisms,
                 "Use park2016's Gamma (spherical) or Wishart (full) covariance noise, for "
                 "reproducing the paper only. They are NOT differentially private: their noise "

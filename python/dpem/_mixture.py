@@ -53,12 +53,12 @@ class GaussianMixture(LikelihoodMixin, DensityMixin, DpemEstimator):
     init : {"private", "kmeans++", "random"} or None, default=None
         The start; None: "private" for private fits (20% of the budget),
         "kmeans++" for plain EM.
-    start_cell_frames : bool, default=False
-        The private start's opt-in cell frames (the CLI's
-        ``--start-cell-frames on``; docs/gmm.md, "Cell frames in the fine
-        round"): sharper on compact, well-separated clusters, worse on data
-        whose cells are not compact (the Adult census columns). Used with the
-        private start only.
+    start_cell_frames : bool, default=True
+        The private start's cell frames (the CLI's ``--start-cell-frames``;
+        docs/gmm.md, "Cell frames in the fine round"): the records near each
+        cell's candidate are released in a frame of the cell's size, which
+        sharpens the start where clusters are compact, at the same
+        sensitivity. Used with the private start only.
     random_state : int, RandomState or None, default=None
         Seeds the noise and the sampling. On a private fit this makes the
         noise reproducible, so the guarantee is VOID (PrivacyLeakWarning).
@@ -90,7 +90,7 @@ class GaussianMixture(LikelihoodMixin, DensityMixin, DpemEstimator):
     __init__ = estimator_init("n_components", [
         ("covariance_type", "full"), "epsilon", "delta", "data_norm", "data_center",
         "bounds_epsilon", "max_iter", "accountant", ("mechanisms", "joint"), "init",
-        ("start_cell_frames", False), "random_state", "budget", "n_jobs"])
+        ("start_cell_frames", True), "random_state", "budget", "n_jobs"])
 
     def _set_model_attributes(self, model, document):
         self.weights_ = np.asarray(model.weights)

@@ -26,7 +26,7 @@ GmmFitOptions GmmOptions(const py::dict& args) {
   o.covariance = Parsed(args, "covariance_type", "full", ParseCovarianceType);
   o.init = OptionalParsed(args, "init", ParseGmmInit);
   o.mechanisms = Parsed(args, "mechanisms", "joint", ParseGmmMechanisms);
-  o.start_cell_frames = Get<bool>(args, "start_cell_frames", false);
+  o.start_cell_frames = Get<bool>(args, "start_cell_frames", true);
   return o;
 }
 

@@ -32,13 +32,13 @@ CASES = {
          "--iterations", 6, "--accountant", "zcdp", "--epsilon", 2, "--delta", 1e-6,
          *GOWALLA_FLAGS],
     ),
-    "gmm-private-cell-frames": (
+    "gmm-private-no-cell-frames": (
         dpem.GaussianMixture(
-            5, epsilon=1.0, delta=1e-5, start_cell_frames=True, random_state=11,
+            5, epsilon=1.0, delta=1e-5, start_cell_frames=False, random_state=11,
             **GOWALLA_DOMAIN
         ),
-        ["gmm", "--components", 5, "--epsilon", 1, "--delta", 1e-5, "--start-cell-frames", "on",
-         *GOWALLA_FLAGS],
+        ["gmm", "--components", 5, "--epsilon", 1, "--delta", 1e-5, "--start-cell-frames",
+         "off", *GOWALLA_FLAGS],
     ),
     "gmm-plain": (
         dpem.GaussianMixture(4, epsilon=math.inf, random_state=11, max_iter=20,

@@ -156,7 +156,7 @@ TEST_F(GmmCliTest, PrivateFitEveryCovarianceAndInputFormat) {
       EXPECT_FALSE(p.at("spherical_first_iteration").get<bool>());
       EXPECT_FALSE(p.at("diagonal_first_iteration").get<bool>());
       EXPECT_TRUE(p.at("iteration_weights").empty());
-      EXPECT_FALSE(p.at("start_cell_frames").get<bool>());  // Opt-in.
+      EXPECT_TRUE(p.at("start_cell_frames").get<bool>());  // The default.
       EXPECT_EQ(p.at("seed"), 5);
       EXPECT_TRUE(p.at("seeded").get<bool>());
       // --seed: the noise is reproducible, so the guarantee is void, for that only.
@@ -167,14 +167,17 @@ TEST_F(GmmCliTest, PrivateFitEveryCovarianceAndInputFormat) {
   }
 }
 
-TEST_F(GmmCliTest, TheStartsCellFramesAreAnOption) {
-  const RunResult r = Fit("frames.json", private_ + "--start-cell-frames on");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const json p = Model("frames.json").at("privacy");
-  EXPECT_TRUE(p.at("start_cell_frames").get<bool>());
-  ASSERT_EQ(p.at("releases").size(), static_cast<size_t>(2 + kJ));
-  EXPECT_EQ(p.at("releases")[1].at("label"), "start / counts and sums");
-  EXPECT_LE(p.at("epsilon").get<double>(), 1.0);
+TEST_F(GmmCliTest, TheStartsCellFramesCanBeTurnedOff) {
+  for (const char* value : {"on", "off"}) {
+    SCOPED_TRACE(value);
+    const RunResult r = Fit("frames.json", private_ + "--start-cell-frames " + value);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json p = Model("frames.json").at("privacy");
+    EXPECT_EQ(p.at("start_cell_frames").get<bool>(), std::string(value) == "on");
+    ASSERT_EQ(p.at("releases").size(), static_cast<size_t>(2 + kJ));
+    EXPECT_EQ(p.at("releases")[1].at("label"), "start / counts and sums");
+    EXPECT_LE(p.at("epsilon").get<double>(), 1.0);
+  }
   // Without the private start there is nothing to frame: recorded as off.
   const RunResult random =
       Fit("random.json", private_ + "--start-cell-frames on --init random");

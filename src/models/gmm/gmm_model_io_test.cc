@@ -73,14 +73,14 @@ TEST(GmmModelIoTest, RecordsHowTheFramesWereMade) {
   GmmFit spherical_first = PrivateFit(10);
   spherical_first.guarantee.spherical_first_iteration = true;
   spherical_first.guarantee.diagonal_first_iteration = true;
-  spherical_first.guarantee.start_cell_frames = true;
+  spherical_first.guarantee.start_cell_frames = false;
   const StatusOr<GmmFit> round_trip =
       GmmModelIo::FromJson(GmmModelIo::ToJson(spherical_first));
   ASSERT_TRUE(round_trip.ok()) << round_trip.status().ToString();
   EXPECT_TRUE(round_trip->guarantee.spherical_first_iteration);
   EXPECT_TRUE(round_trip->guarantee.diagonal_first_iteration);
-  EXPECT_TRUE(round_trip->guarantee.start_cell_frames);
-  EXPECT_EQ(j["privacy"]["start_cell_frames"], false);
+  EXPECT_FALSE(round_trip->guarantee.start_cell_frames);
+  EXPECT_EQ(j["privacy"]["start_cell_frames"], true);  // The default start.
   EXPECT_EQ(j["privacy"]["diagonal_first_iteration"], false);  // 2-D.
   // A file from before the fields existed: a fixed radius, no correction, a
   // first iteration of the fit's type.
