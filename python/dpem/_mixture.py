@@ -50,6 +50,14 @@ class GaussianMixture(LikelihoodMixin, DensityMixin, DpemEstimator):
     accountant : str, default="rdp"
         The composition that calibrates the noise (docs/accounting.md).
     mechanisms : {"joint", "GGG", "LLG"}, default="joint"
+    estimator : {"mle", "map"}, default="mle"
+        Maximum likelihood, or park2017's MAP estimate with its priors (the
+        CLI's ``--estimator``).
+    covariance_floor : float, default=1e-6
+        Added to every covariance's diagonal, in the unit ball's units (the
+        data divided by ``data_norm``; at least 1e-10): the CLI's
+        ``--covariance-floor``. Unlike scikit-learn's ``reg_covar`` it is
+        not in the data's units.
     init : {"private", "kmeans++", "random"} or None, default=None
         The start; None: "private" for private fits (20% of the budget),
         "kmeans++" for plain EM.
@@ -59,6 +67,23 @@ class GaussianMixture(LikelihoodMixin, DensityMixin, DpemEstimator):
         cell's candidate are released in a frame of the cell's size, which
         sharpens the start where clusters are compact, at the same
         sensitivity. Used with the private start only.
+    component_frames : bool, default=True
+        Release each component's statistics in a ball around it (the joint
+        mechanism only; ``--component-frames``; docs/gmm.md, "Component
+        frames").
+    frame_radius : float, default=0.0
+        The component frames' radius in Mahalanobis units; 0 is the adaptive
+        rule (``--frame-radius``).
+    frame_clip_correction : bool, default=True
+        Undo the frames' clipping shrinkage (``--frame-clip-correction``).
+    spherical_first_iteration : bool, default=False
+    diagonal_first_iteration : bool, default=True
+    budget_schedule : bool, default=True
+        The lighter first iteration and its share of the budget
+        (``--spherical-first-iteration``, ``--diagonal-first-iteration``,
+        ``--budget-schedule``; docs/gmm.md). A fitted model records which
+        first iteration a fit used, not these options, so :func:`dpem.load`
+        gives them their defaults.
     random_state : int, RandomState or None, default=None
         Seeds the noise and the sampling. On a private fit this makes the
         noise reproducible, so the guarantee is VOID (PrivacyLeakWarning).
@@ -84,13 +109,18 @@ class GaussianMixture(LikelihoodMixin, DensityMixin, DpemEstimator):
     _fit_function = staticmethod(_core.fit_gmm)
     _model_class = _core.GmmModel
     _model_format = "dpem-gmm"
-    _model_params = ("n_components", "max_iter", "covariance_type", "init", "mechanisms",
-                     "start_cell_frames")
+    _model_params = ("n_components", "max_iter", "covariance_type", "estimator",
+                     "covariance_floor", "init", "mechanisms", "start_cell_frames",
+                     "component_frames", "frame_radius", "frame_clip_correction",
+                     "spherical_first_iteration", "diagonal_first_iteration", "budget_schedule")
 
     __init__ = estimator_init("n_components", [
         ("covariance_type", "full"), "epsilon", "delta", "data_norm", "data_center",
-        "bounds_epsilon", "max_iter", "accountant", ("mechanisms", "joint"), "init",
-        ("start_cell_frames", True), "random_state", "budget", "n_jobs"])
+        "bounds_epsilon", "max_iter", "accountant", ("mechanisms", "joint"),
+        ("estimator", "mle"), ("covariance_floor", 1e-6), "init", ("start_cell_frames", True),
+        ("component_frames", True), ("frame_radius", 0.0), ("frame_clip_correction", True),
+        ("spherical_first_iteration", False), ("diagonal_first_iteration", True),
+        ("budget_schedule", True), "random_state", "budget", "n_jobs"])
 
     def _set_model_attributes(self, model, document):
         self.weights_ = np.asarray(model.weights)
@@ -112,10 +142,17 @@ class GaussianMixture(LikelihoodMixin, DensityMixin, DpemEstimator):
             "covariance_type": document["covariance_type"],
             "max_iter": int(document["iterations"]),
             "init": document.get("init"),
+            "estimator": document.get("estimator", "mle"),
         }
         if privacy.get("private", False):
             params.update(accountant=privacy["accountant"], mechanisms=privacy["mechanisms"],
                           start_cell_frames=bool(privacy.get("start_cell_frames", False)))
+            if privacy["mechanisms"] == "joint":  # Frames apply to the joint release only.
+                params.update(
+                    component_frames=privacy.get("component_frame_radius", 0.0) > 0.0,
+                    frame_radius=(privacy["component_frame_radius"]
+                                  if privacy.get("component_frame_rule") == "fixed" else 0.0),
+                    frame_clip_correction=bool(privacy.get("frame_clip_correction", True)))
         return params
 
     def predict(self, X):

@@ -18,15 +18,27 @@ namespace dpem::python {
 namespace {
 
 // The model's own arguments (dpem/_mixture.py): n_components, max_iter
-// (None: the library's default J), covariance_type, init (None: the
-// default start), mechanisms, start_cell_frames.
+// (None: the library's default J), covariance_type, estimator,
+// covariance_floor, init (None: the default start), mechanisms,
+// start_cell_frames and the iterations' frame options, each defaulting to
+// GmmFitOptions' default; the library validates them.
 GmmFitOptions GmmOptions(const py::dict& args) {
   GmmFitOptions o;
   ComponentsAndIterationsInto(args, "n_components", o);
   o.covariance = Parsed(args, "covariance_type", "full", ParseCovarianceType);
+  o.estimator = Parsed(args, "estimator", "mle", ParseEstimator);
+  o.covariance_floor = Get<double>(args, "covariance_floor", o.covariance_floor);
   o.init = OptionalParsed(args, "init", ParseGmmInit);
   o.mechanisms = Parsed(args, "mechanisms", "joint", ParseGmmMechanisms);
-  o.start_cell_frames = Get<bool>(args, "start_cell_frames", true);
+  o.start_cell_frames = Get<bool>(args, "start_cell_frames", o.start_cell_frames);
+  o.component_frames = Get<bool>(args, "component_frames", o.component_frames);
+  o.frame_radius = Get<double>(args, "frame_radius", o.frame_radius);
+  o.frame_clip_correction = Get<bool>(args, "frame_clip_correction", o.frame_clip_correction);
+  o.spherical_first_iteration =
+      Get<bool>(args, "spherical_first_iteration", o.spherical_first_iteration);
+  o.diagonal_first_iteration =
+      Get<bool>(args, "diagonal_first_iteration", o.diagonal_first_iteration);
+  o.budget_schedule = Get<bool>(args, "budget_schedule", o.budget_schedule);
   return o;
 }
 

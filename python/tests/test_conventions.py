@@ -100,6 +100,9 @@ def test_infinite_epsilon_is_a_plain_fit(cls, size, blobs):
         ({"accountant": "nope"}, "accountant: "),
         ({"n_components": 601}, "601"),
         ({"data_center": [0.0, 0.0]}, "centre has 2 coordinates"),
+        ({"estimator": "bayes"}, "estimator: "),
+        ({"covariance_floor": 1e-11}, "covariance floor must be finite and >= 1e-10"),
+        ({"frame_radius": -1.0}, "frame radius must be finite and >= 0"),
     ],
 )
 def test_errors_are_the_librarys_and_leave_nothing_fitted(params, message, blobs):

@@ -40,6 +40,26 @@ CASES = {
         ["gmm", "--components", 5, "--epsilon", 1, "--delta", 1e-5, "--start-cell-frames",
          "off", *GOWALLA_FLAGS],
     ),
+    "gmm-private-options": (
+        dpem.GaussianMixture(
+            4, epsilon=1.0, delta=1e-5, estimator="map", covariance_floor=1e-5,
+            frame_radius=2.5, frame_clip_correction=False, spherical_first_iteration=True,
+            diagonal_first_iteration=False, budget_schedule=False, random_state=11,
+            **GOWALLA_DOMAIN
+        ),
+        ["gmm", "--components", 4, "--epsilon", 1, "--delta", 1e-5, "--estimator", "map",
+         "--covariance-floor", 1e-5, "--frame-radius", 2.5, "--frame-clip-correction", "off",
+         "--spherical-first-iteration", "on", "--diagonal-first-iteration", "off",
+         "--budget-schedule", "off", *GOWALLA_FLAGS],
+    ),
+    "gmm-private-no-component-frames": (
+        dpem.GaussianMixture(
+            3, epsilon=1.0, delta=1e-5, component_frames=False, random_state=11,
+            **GOWALLA_DOMAIN
+        ),
+        ["gmm", "--components", 3, "--epsilon", 1, "--delta", 1e-5, "--component-frames", "off",
+         *GOWALLA_FLAGS],
+    ),
     "gmm-plain": (
         dpem.GaussianMixture(4, epsilon=math.inf, random_state=11, max_iter=20,
                              **GOWALLA_DOMAIN),
@@ -128,6 +148,10 @@ def test_load_returns_the_fitted_estimator(case, gowalla, tmp_path):
     params, given = loaded.get_params(), estimator.get_params()
     for name in ("epsilon", "delta", "data_norm", "data_center", "random_state"):
         assert params[name] == given[name], name
+    if case.startswith("gmm"):
+        for name in ("covariance_type", "estimator", "mechanisms", "start_cell_frames",
+                     "component_frames", "frame_radius", "frame_clip_correction"):
+            assert params[name] == given[name], name
     # Factor analysis may stop before max_iter (tol); the rest run them all.
     assert loaded.n_iter_ == estimator.n_iter_
     assert loaded.max_iter == (estimator.max_iter or 100 if case.startswith("fa")
