@@ -127,15 +127,17 @@ class Engine {
   }
 
   // Reduce for a pass that folds each block's partial into exact sums (a
-  // cost per block): blocks of kFoldSubBlocks cache-sized sub-blocks of
-  // ChooseBlockRows(row_doubles) rows; `work` runs on each sub-block in
-  // order, then `end_of_block` once per block (the fold).
+  // cost per block): blocks of `sub_blocks` (>= 1; default kFoldSubBlocks)
+  // cache-sized sub-blocks of ChooseBlockRows(row_doubles) rows; `work`
+  // runs on each sub-block in order, then `end_of_block` once per block
+  // (the fold).
   template <typename Accumulator>
   StatusOr<std::vector<Accumulator>> ReduceInSubBlocks(
       const RowSource& source, Eigen::Index row_doubles,
       const std::function<void(Accumulator&)>& init,
       const std::function<void(Accumulator&, const RowBlock&)>& work,
-      const std::function<void(Accumulator&)>& end_of_block) const;
+      const std::function<void(Accumulator&)>& end_of_block,
+      Eigen::Index sub_blocks = kFoldSubBlocks) const;
 
  private:
   Engine(int threads, Eigen::Index block_rows) : threads_(threads), block_rows_(block_rows) {}
@@ -148,7 +150,7 @@ StatusOr<std::vector<Accumulator>> Engine::ReduceInSubBlocks(
     const RowSource& source, Eigen::Index row_doubles,
     const std::function<void(Accumulator&)>& init,
     const std::function<void(Accumulator&, const RowBlock&)>& work,
-    const std::function<void(Accumulator&)>& end_of_block) const {
+    const std::function<void(Accumulator&)>& end_of_block, Eigen::Index sub_blocks) const {
   return Reduce<Accumulator>(
       source, row_doubles, init,
       [&](Accumulator& a, const RowBlock& block, Eigen::Index) {
@@ -159,7 +161,7 @@ StatusOr<std::vector<Accumulator>> Engine::ReduceInSubBlocks(
         end_of_block(a);
         return OkStatus();
       },
-      kFoldSubBlocks);
+      sub_blocks);
 }
 
 }  // namespace dpem

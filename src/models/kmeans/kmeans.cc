@@ -40,6 +40,24 @@ void ForEachChunk(const DataMatrix& x, Fn fn) {
   }
 }
 
+// A block's fold into the exact sums costs about 2.3 ns per released entry
+// whatever its rows (engine/exact_sum.h), while its rows cost about the
+// centres times the dimension each: with many centres (the private start's
+// fine round has up to 10,000 cells, 2 (d + 1) entries each) blocks of one
+// cache-sized sub-block would spend most of the pass folding. So a block
+// holds enough sub-blocks of ChooseBlockRows(row_doubles) rows to have at
+// least entries / kFoldEntriesPerRow rows, up to kMaxBlockRows (within the
+// kMaxBlockRowsOption rows that the releases' computed-sum margin covers).
+// Public values only.
+constexpr Eigen::Index kFoldEntriesPerRow = 100;
+
+Eigen::Index FoldSubBlocks(Eigen::Index entries, Eigen::Index row_doubles) {
+  const Eigen::Index sub_rows = ChooseBlockRows(row_doubles);
+  const Eigen::Index rows_wanted = (entries + kFoldEntriesPerRow - 1) / kFoldEntriesPerRow;
+  const Eigen::Index wanted = (rows_wanted + sub_rows - 1) / sub_rows;
+  return std::clamp<Eigen::Index>(wanted, 1, std::max<Eigen::Index>(kMaxBlockRows / sub_rows, 1));
+}
+
 }  // namespace
 
 KmeansStatistics KmeansStatistics::Zero(Eigen::Index components, Eigen::Index dimension,
@@ -194,21 +212,20 @@ StatusOr<KmeansStatistics> ComputeKmeansStatistics(const Eigen::MatrixXd& centre
                                                  {s.frame_counts.data(), s.frame_counts.size()},
                                                  {s.frame_sums.data(), s.frame_sums.size()}};
   };
+  const Eigen::Index row_doubles = centres.rows() + centres.cols();
+  const Eigen::Index entries =
+      (frames != nullptr ? 2 : 1) * centres.rows() * (centres.cols() + 1);
   DPEM_ASSIGN_OR_RETURN(
       std::vector<Worker> workers,
-      engine.Reduce<Worker>(
-          x, centres.rows() + centres.cols(),
+      engine.ReduceInSubBlocks<Worker>(
+          x, row_doubles,
           [&](Worker& w) {
             w.stats = KmeansStatistics::Zero(centres.rows(), centres.cols(), frames != nullptr);
-            w.exact = internal::ExactSum(w.stats.counts.size() + w.stats.sums.size() +
-                                         w.stats.frame_counts.size() +
-                                         w.stats.frame_sums.size());
+            w.exact = internal::ExactSum(entries);
           },
-          [&](Worker& w, const RowBlock& block, Eigen::Index) {
-            nc.Accumulate(block, w.stats, w.scratch, frames);
-            w.exact.FoldAndZero(released(w.stats));
-            return OkStatus();
-          }));
+          [&](Worker& w, const RowBlock& sub) { nc.Accumulate(sub, w.stats, w.scratch, frames); },
+          [&](Worker& w) { w.exact.FoldAndZero(released(w.stats)); },
+          FoldSubBlocks(entries, row_doubles)));
   const internal::ExactSum exact = internal::MergeExactSums(workers, &Worker::exact);
   for (size_t t = 1; t < workers.size(); ++t) {
     DPEM_RETURN_IF_ERROR(workers[0].stats.Add(workers[t].stats));  // sse and n.
