@@ -471,5 +471,46 @@ TEST(KmeansCellFramesTest, ValidateRefusesBadFrames) {
                    .ok());
 }
 
+// Validate accepts any finite radius > 0, the smallest included. A frame
+// vector (x - c) / r that overflows has an infinite computed squared norm,
+// so its record joins the plain part with x; a record exactly at its
+// candidate has u = 0 and joins the frame. A computed squared norm of
+// exactly 1 is inside (u shrunk to 1 - 1e-12); the next double out is not.
+// Every released entry stays finite and each record adds one count and a
+// vector of norm at most 1. Expectations worked out by hand.
+TEST(KmeansCellFramesTest, TinyRadiiAndTheFramesBoundarySendRecordsToTheRightPart) {
+  const double kTiny = std::numeric_limits<double>::denorm_min();
+  const Eigen::MatrixXd c =
+      (Eigen::MatrixXd(3, 2) << 0.5, 0.0, -0.5, 0.0, 0.0, 0.75).finished();
+  const CellFrames f = Framed((Eigen::VectorXd(3) << 1e-300, kTiny, 0.125).finished());
+  const double above = std::nextafter(0.875, 1.0);
+  DataMatrix x(7, 2);
+  x << 0.5, 0.0,     // At c_0: u = 0, frame.
+      0.4, 0.1,      // u = 1e299 (-1, 1): squared norm overflows, plain.
+      -0.5, 0.0,     // At c_1: u = 0 / denorm_min = 0, frame.
+      -0.6, 0.0,     // u = -0.1 / denorm_min = -inf, plain.
+      -0.5, 0.25,    // u = 0.25 / denorm_min = inf, plain.
+      0.0, 0.875,    // u = (0, 1) exactly: squared norm 1, frame, shrunk.
+      0.0, above;    // u = (0, 1 + 2^-50): plain.
+  const StatusOr<KmeansStatistics> s =
+      ComputeKmeansStatistics(c, *MatrixRowSource::Borrow(x), *Engine::Create({1, 0}), &f);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->counts, Eigen::Vector3d(1.0, 2.0, 1.0));
+  EXPECT_EQ(s->frame_counts, Eigen::Vector3d(1.0, 1.0, 1.0));
+  EXPECT_TRUE(s->sums.allFinite());
+  EXPECT_TRUE(s->frame_sums.allFinite());
+  const double q = std::ldexp(1.0, -52);  // The exact sums' quantum.
+  EXPECT_NEAR(s->sums(0, 0), 0.4, q);
+  EXPECT_NEAR(s->sums(0, 1), 0.1, q);
+  EXPECT_NEAR(s->sums(1, 0), -1.1, 2 * q);
+  EXPECT_NEAR(s->sums(1, 1), 0.25, q);
+  EXPECT_NEAR(s->sums(2, 0), 0.0, q);
+  EXPECT_NEAR(s->sums(2, 1), above, q);
+  EXPECT_EQ(s->frame_sums.topRows(2), Eigen::MatrixXd::Zero(2, 2));
+  EXPECT_EQ(s->frame_sums(2, 0), 0.0);
+  EXPECT_NEAR(s->frame_sums(2, 1), 1.0 - 1e-12, q);
+  EXPECT_LE(s->frame_sums(2, 1), 1.0 - 1e-12 + q);
+}
+
 }  // namespace
 }  // namespace dpem

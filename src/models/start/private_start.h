@@ -19,14 +19,16 @@
 //     in proportion to their weights and drawn around each (the splitting
 //     step of the Linde-Buzo-Gray quantiser), so that the fine cells follow
 //     the data where a uniform partition would merge clusters. With
-//     PrivateStartPlan::cell_frames (opt-in), each cell gets a frame (FineCellFrames: its candidate and a radius of
-//     kStart.frame_reach times the distance to the nearest other
-//     candidate), and one Gaussian vector releases the counts, the weighted
-//     sums and the weighted frame vectors (CellFrames; sensitivity still 2).
-//     A cell's sketch point (CellMean) combines its framed mean (noise r / b
-//     in the ball's units) and its global mean (noise 1 / a) by inverse
-//     variance when they agree, else (records beyond the frame) it is the
-//     global mean. The cells kept (at least K) form the sketch.
+//     PrivateStartPlan::cell_frames (on by default for GMM fits,
+//     GmmFitOptions::start_cell_frames; not used by k-means), each cell gets
+//     a frame (FineCellFrames: its candidate and a radius of
+//     kStart.frame_reach times the distance to the nearest other candidate,
+//     or none), and each record joins either its cell's frame part (count
+//     and frame vector (x - c) / r) or its plain part (count and x); one
+//     Gaussian vector releases [counts; sums; frame counts; frame sums]
+//     (CellFrames; sensitivity still 2). A cell's sketch point (CellMean)
+//     is (n_in c + r F + S) / (n_in + n_out) from the two noisy parts. The
+//     cells kept (at least K) form the sketch.
 //  3. Weighted k-means++ and Lloyd on the sketch, restarted kStart.restarts
 //     times, give K centres (post-processing).
 //
@@ -95,7 +97,8 @@ struct PrivateStartConstants {
   double min_fine_jitter = 1e-6;
   // The fine round's cell frames (FineCellFrames): a cell's radius is this
   // many times the distance from its candidate to the nearest other fine
-  // candidate, at most 2 (the ball's diameter: nothing is clipped).
+  // candidate (below max_framed_radius, else no frame; records outside a
+  // frame join the plain part, so nothing is clipped).
   double frame_reach = 2.0;
   // A fine cell whose radius would be at least this (the ball's radius)
   // gets no frame (radius 0): its framed mean, noise r in the ball's units,
@@ -212,7 +215,8 @@ StatusOr<Eigen::MatrixXd> UniformInUnitBall(Eigen::Index m, Eigen::Index d, Gene
 
 // Releases (counts, sums) as one vector [counts; sums row by row]: the
 // k-means joint release, shared by the start and by private k-means. With
-// frame sums (CellFrames), [counts; sums; frame sums], also one vector.
+// the frame parts (CellFrames), [counts; sums row by row; frame counts;
+// frame sums row by row], also one vector.
 Status ReleaseCountsAndSums(KmeansStatistics& s, const NoiseSpec& spec, Generator& gen,
                             PrivacyLedger& ledger);
 

@@ -295,6 +295,69 @@ TEST(PrivateStartTest, TheReleaseNoisesTheFrameSumsToo) {
   EXPECT_GT(s.frame_sums.cwiseAbs().maxCoeff(), 1.0);
 }
 
+// ReleaseCountsAndSums noises one vector [counts; sums row by row; frame
+// counts; frame sums row by row] and reads each part back from its own
+// place. The expectation is built here by explicit loops and released by
+// ReleaseVector from the same seed: the same noise lands on the same
+// coordinate only if the packing order is that one, and every part comes
+// back to its own array only if the unpacking inverts it (a swap of the
+// two K-long count blocks, or sums read back column by column, changes
+// which noise each entry carries; the parts' distinct offsets, 100 apart,
+// make any such mix-up visible even where the noise would hide it).
+TEST(PrivateStartTest, TheReleasePacksAndUnpacksEachPartInItsPlace) {
+  const Eigen::Index k = 3, d = 2;
+  KmeansStatistics s = KmeansStatistics::Zero(k, d, true);
+  for (Eigen::Index c = 0; c < k; ++c) {
+    s.counts(c) = 100.0 + c;
+    s.frame_counts(c) = 300.0 + c;
+    for (Eigen::Index j = 0; j < d; ++j) {
+      s.sums(c, j) = 200.0 + 10.0 * c + j;
+      s.frame_sums(c, j) = 400.0 + 10.0 * c + j;
+    }
+  }
+  Eigen::VectorXd v(k * (2 * d + 2));
+  Eigen::Index i = 0;
+  for (Eigen::Index c = 0; c < k; ++c) v(i++) = 100.0 + c;
+  for (Eigen::Index c = 0; c < k; ++c) {
+    for (Eigen::Index j = 0; j < d; ++j) v(i++) = 200.0 + 10.0 * c + j;
+  }
+  for (Eigen::Index c = 0; c < k; ++c) v(i++) = 300.0 + c;
+  for (Eigen::Index c = 0; c < k; ++c) {
+    for (Eigen::Index j = 0; j < d; ++j) v(i++) = 400.0 + 10.0 * c + j;
+  }
+  ASSERT_EQ(i, v.size());
+  for (NoiseSampling sampling : {NoiseSampling::kDiscrete, NoiseSampling::kContinuous}) {
+    SCOPED_TRACE(sampling == NoiseSampling::kDiscrete ? "discrete" : "continuous");
+    // Noise of standard deviation 2e-3: each entry stays within 0.1 of its
+    // own value, and a different order gives different noise.
+    const NoiseSpec spec{MechanismKind::kGaussian, kKmeansJointL2Sensitivity, 1e-3, "t",
+                         sampling};
+    KmeansStatistics got = s;
+    Eigen::VectorXd want = v;
+    Generator gen_got = Seeded(12), gen_want = Seeded(12);
+    PrivacyLedger ledger_got, ledger_want;
+    ASSERT_TRUE(ReleaseCountsAndSums(got, spec, gen_got, ledger_got).ok());
+    ASSERT_TRUE(ReleaseVector(want, spec, gen_want, ledger_want).ok());
+    ASSERT_EQ(ledger_got.size(), 1u);
+    EXPECT_EQ(ledger_got.releases()[0].sensitivity, ledger_want.releases()[0].sensitivity);
+    EXPECT_EQ(ledger_got.releases()[0].noise_scale, ledger_want.releases()[0].noise_scale);
+    ASSERT_NE(want, v);  // The noise moved the values.
+    i = 0;
+    for (Eigen::Index c = 0; c < k; ++c) EXPECT_EQ(got.counts(c), want(i++)) << c;
+    for (Eigen::Index c = 0; c < k; ++c) {
+      for (Eigen::Index j = 0; j < d; ++j) EXPECT_EQ(got.sums(c, j), want(i++)) << c << j;
+    }
+    for (Eigen::Index c = 0; c < k; ++c) EXPECT_EQ(got.frame_counts(c), want(i++)) << c;
+    for (Eigen::Index c = 0; c < k; ++c) {
+      for (Eigen::Index j = 0; j < d; ++j) EXPECT_EQ(got.frame_sums(c, j), want(i++)) << c << j;
+    }
+    EXPECT_LT((got.counts - s.counts).cwiseAbs().maxCoeff(), 0.1);
+    EXPECT_LT((got.sums - s.sums).cwiseAbs().maxCoeff(), 0.1);
+    EXPECT_LT((got.frame_counts - s.frame_counts).cwiseAbs().maxCoeff(), 0.1);
+    EXPECT_LT((got.frame_sums - s.frame_sums).cwiseAbs().maxCoeff(), 0.1);
+  }
+}
+
 // CheckPrivateStart checks each release on the coordinates it has: the
 // coarse round's M1 (d + 1) and the fine round's M2 (d + 1), or
 // M2 (2d + 2) with cell frames ([counts; sums; frame counts; frame sums]).
