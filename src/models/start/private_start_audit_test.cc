@@ -11,8 +11,10 @@
 // increasing function of its noisy sum, the optimal statistic for this pair.
 // The coarse release gets a large multiplier (50), so that the claim is
 // essentially the fine release's epsilon and a bug in it shows. The plan
-// has no cell frames (the default); a framed cell's worst case is audited
-// separately below, with the optimal statistic.
+// has no cell frames (with K = 1 the lone fine candidate would get none
+// anyway); the framed release, the GMM default, is audited separately below
+// at a worst case across its parts, with the optimal statistic. Both paths
+// share SketchRound, whose post-processing this audit covers.
 #include <gtest/gtest.h>
 
 #include <cmath>
