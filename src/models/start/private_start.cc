@@ -275,11 +275,24 @@ Eigen::RowVectorXd CellMean(const KmeansStatistics& noisy, Eigen::Index cell,
 // splitting step of Linde, Buzo and Gray's vector quantiser), projected onto
 // the ball. Post-processing of the coarse release.
 Eigen::VectorXd NearestOtherDistances(const Eigen::MatrixXd& points) {
-  Eigen::VectorXd nearest =
-      Eigen::VectorXd::Constant(points.rows(), std::numeric_limits<double>::infinity());
-  for (Eigen::Index i = 0; i < points.rows(); ++i) {
-    for (Eigen::Index j = 0; j < points.rows(); ++j) {
-      if (j != i) nearest(i) = std::min(nearest(i), (points.row(i) - points.row(j)).norm());
+  const Eigen::Index m = points.rows();
+  Eigen::VectorXd nearest = Eigen::VectorXd::Constant(m, std::numeric_limits<double>::infinity());
+  if (m < 2) return nearest;
+  // The nearest other row found by blocks of the squared distances'
+  // expansion (matrix products: M may be 10,000 with cell frames), its
+  // distance then computed directly from the difference.
+  constexpr Eigen::Index kRowsPerBlock = 256;
+  const Eigen::VectorXd norms = points.rowwise().squaredNorm();
+  for (Eigen::Index start = 0; start < m; start += kRowsPerBlock) {
+    const Eigen::Index rows = std::min(kRowsPerBlock, m - start);
+    Eigen::MatrixXd d2 = -2.0 * points.middleRows(start, rows) * points.transpose();
+    d2.colwise() += norms.segment(start, rows);
+    d2.rowwise() += norms.transpose();
+    for (Eigen::Index i = 0; i < rows; ++i) {
+      d2(i, start + i) = std::numeric_limits<double>::infinity();
+      Eigen::Index other = 0;
+      d2.row(i).minCoeff(&other);
+      nearest(start + i) = (points.row(start + i) - points.row(other)).norm();
     }
   }
   return nearest;

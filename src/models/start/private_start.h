@@ -169,8 +169,10 @@ StatusOr<StartClusters> PrivateStart(const RowSource& unit, const PrivateStartPl
 // no release is labelled "start / ". InvalidArgument naming the problem.
 Status CheckStartInLedger(const PrivacyLedger& ledger, bool starts_privately);
 
-// For each row of `points`, the Euclidean distance to the nearest other row
-// (computed as the norm of the difference); +infinity for a lone row.
+// For each row of `points`, the Euclidean distance to the nearest other row:
+// that row found by blocks of matrix products (the expanded squared
+// distances, so a near-tie may go either way), its distance computed as the
+// norm of the difference; +infinity for a lone row.
 Eigen::VectorXd NearestOtherDistances(const Eigen::MatrixXd& points);
 
 // The fine round's `m` candidates around the coarse sketch `points` (weights

@@ -184,6 +184,26 @@ TEST(PrivateStartTest, FineCandidatesAreApportionedByWeight) {
   EXPECT_LT(rest_negative, 0.3);
 }
 
+TEST(PrivateStartTest, NearestOtherDistancesAreTheBruteForceOnes) {
+  // 700 rows: three blocks of 256 in the library, the last one short.
+  Generator gen = Seeded(12);
+  Eigen::MatrixXd points(700, 5);
+  for (Eigen::Index i = 0; i < points.rows(); ++i) {
+    points.row(i) = SampleGaussianVector(gen, 5, 0.3)->transpose();
+  }
+  points.row(699) = points.row(3);  // Coincident rows: distance 0.
+  const Eigen::VectorXd got = NearestOtherDistances(points);
+  for (Eigen::Index i = 0; i < points.rows(); ++i) {
+    double want = std::numeric_limits<double>::infinity();
+    for (Eigen::Index j = 0; j < points.rows(); ++j) {
+      if (j != i) want = std::min(want, (points.row(i) - points.row(j)).norm());
+    }
+    EXPECT_EQ(got(i), want) << i;
+  }
+  EXPECT_EQ(got(3), 0.0);
+  EXPECT_EQ(NearestOtherDistances(points.topRows(1))(0), std::numeric_limits<double>::infinity());
+}
+
 TEST(PrivateStartTest, FineCellFramesReachTwiceTheNearestCandidate) {
   // Candidates at 0, 0.1, 0.4 and -0.6 on a line: nearest-other distances
   // 0.1, 0.1, 0.3 and 0.6.
