@@ -177,6 +177,7 @@ def write_model_corpus():
         "overflow_number": lambda m: m["parameters"].update(means=[[0, 0], [1, "__HUGE__"]]),
         "valid_huge_means": lambda m: m["parameters"].update(means=[[1e308, 1e308], [-1e308, 1e308]]),
         "zero_norm": lambda m: m["data_transform"].update(data_norm=0),
+        "huge_norm": lambda m: m["data_transform"].update(data_norm=1e200),
         "center_wrong_length": lambda m: m["data_transform"].update(center=[0, 0, 0]),
         "private_missing_fields": lambda m: m["privacy"].update({"private": True}),
     }

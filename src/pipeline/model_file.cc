@@ -65,7 +65,7 @@ StatusOr<DataDomain> DomainFrom(const json& model) {
   DPEM_ASSIGN_OR_RETURN(domain.from_data, BoolField(*t, "from_data"));
   DPEM_ASSIGN_OR_RETURN(const json* center, Field(*t, "center"));
   DPEM_ASSIGN_OR_RETURN(domain.center, VectorFrom(*center, "center"));
-  DPEM_RETURN_IF_ERROR(ValidateDomain(domain));
+  DPEM_RETURN_IF_ERROR(ValidateModelDomain(domain));
   return domain;
 }
 
