@@ -315,6 +315,27 @@ TEST(FaCliTest, RefusesAnUnrepresentableDataNormBeforeReadingTheData) {
       << score.out;
 }
 
+// A hand-edited model file whose tolerance is NaN (not JSON) is named with
+// where it is and why, not "no \"format\" field".
+TEST(FaCliTest, AModelFileWithANanToleranceSaysWhereAndWhy) {
+  const std::string model = Fit("--factors 1 --epsilon inf --iterations 10", "fa_nan_tol.json");
+  std::string text = ReadBytes(model);
+  const std::size_t at = text.find("\"tolerance\": ");
+  ASSERT_NE(at, std::string::npos);
+  const std::size_t start = at + 13, end = text.find_first_of(",\n", start);
+  text.replace(start, end - start, "NaN");
+  WriteBytes(model, text);
+  const std::string data = WriteCsv("fa_nan_tol.csv", TestData());
+  const std::string written = Dir() + "fa_nan_tol_out.csv";
+  for (const std::string& args :
+       {"score --input " + data, "sample -n 2 --output " + written,
+        "transform --input " + data + " --output " + written}) {
+    ExpectBadInput(args + " --model " + model, "not valid JSON: parse error at line ", written);
+    ExpectBadInput(args + " --model " + model,
+                   "(in or after field 'tolerance'; JSON has no NaN or infinity", written);
+  }
+}
+
 TEST(FaCliTest, ScoreRejectsDataOfTheWrongWidth) {
   const std::string model = Fit("--factors 1 --epsilon inf --iterations 10", "fa_w.json");
   const std::string narrow = WriteCsv("fa_narrow.csv", TestData().leftCols(3));

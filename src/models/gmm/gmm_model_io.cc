@@ -122,26 +122,24 @@ Status PrivacyFieldsFrom(const json& model, GmmGuarantee& g) {
                         internal::StringField(*privacy, "mechanisms"));
   DPEM_ASSIGN_OR_RETURN(g.mechanisms, ParseGmmMechanisms(mechanisms));
   DPEM_ASSIGN_OR_RETURN(g.per_release_epsilon,
-                        internal::NumberField(*privacy, "per_release_epsilon"));
+                        internal::FiniteNumberField(*privacy, "per_release_epsilon",
+                                                    internal::kPositiveNumber, "privacy"));
   if (privacy->contains("component_frame_radius")) {  // Absent from older files.
     DPEM_ASSIGN_OR_RETURN(g.frame_radius,
-                          internal::NumberField(*privacy, "component_frame_radius"));
-    if (!(g.frame_radius >= 0.0 && std::isfinite(g.frame_radius))) {
-      return InvalidArgumentError("privacy.component_frame_radius must be finite and >= 0");
-    }
+                          internal::FiniteNumberField(*privacy, "component_frame_radius",
+                                                      internal::kNonNegativeNumber, "privacy"));
   }
   DPEM_RETURN_IF_ERROR(FrameRuleFrom(*privacy, g));
   DPEM_ASSIGN_OR_RETURN(const json* z, internal::Field(*privacy, "noise_multipliers"));
-  DPEM_ASSIGN_OR_RETURN(Eigen::VectorXd zv, internal::VectorFrom(*z, "noise_multipliers"));
-  g.noise_multipliers.assign(zv.data(), zv.data() + zv.size());
+  DPEM_ASSIGN_OR_RETURN(g.noise_multipliers,
+                        internal::FiniteNumbersFrom(*z, "privacy.noise_multipliers",
+                                                    internal::kPositiveNumber));
   g.iteration_weights.clear();
   if (privacy->contains("iteration_weights")) {  // Absent from older files: equal.
     DPEM_ASSIGN_OR_RETURN(const json* w, internal::Field(*privacy, "iteration_weights"));
-    DPEM_ASSIGN_OR_RETURN(Eigen::VectorXd wv, internal::VectorFrom(*w, "iteration_weights"));
-    if (!(wv.array() > 0.0).all()) {
-      return InvalidArgumentError("privacy.iteration_weights must be > 0");
-    }
-    g.iteration_weights.assign(wv.data(), wv.data() + wv.size());
+    DPEM_ASSIGN_OR_RETURN(g.iteration_weights,
+                          internal::FiniteNumbersFrom(*w, "privacy.iteration_weights",
+                                                      internal::kPositiveNumber));
   }
   return OkStatus();
 }
