@@ -8,7 +8,9 @@
 
 #include <cmath>
 #include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +19,7 @@
 #include "dpem/models/gmm/gmm_fit_task.h"
 #include "internal/file_util.h"
 #include "internal/json_fields.h"
+#include "models/gmm/gmm_release_plan.h"
 #include "models/start/private_start.h"
 #include "pipeline/model_file.h"
 
@@ -144,16 +147,50 @@ Status PrivacyFieldsFrom(const json& model, GmmGuarantee& g) {
   return OkStatus();
 }
 
+// The relative distance within which an iteration's recorded noise
+// multiplier (noise scale over sensitivity) must match the schedule's: the
+// discrete noise rounds it up by at most about 2^-19 (kDiscreteGridBits,
+// dpem/mechanisms/additive_noise.h); continuous noise records it exactly.
+constexpr double kScheduleMultiplierTolerance = 1e-4;
+
+// A schedule against the ledger: only the joint mechanism has one (a lighter
+// first iteration needs it), and then the last J releases are the
+// iterations', iteration j's labelled "iteration j / " with the noise
+// multiplier noise_multipliers[0] / sqrt(w_j) (GmmReleasePlan::ForIteration).
+Status CheckScheduleInLedger(const GmmGuarantee& g) {
+  const std::vector<double>& w = g.iteration_weights;
+  if (w.empty()) return OkStatus();
+  if (g.mechanisms != GmmMechanisms::kJoint || g.noise_multipliers.size() != 1) {
+    return InvalidArgumentError("privacy.iteration_weights: only a joint release of one noise "
+                                "multiplier has a budget schedule");
+  }
+  const std::vector<Release>& releases = g.ledger.releases();
+  const std::size_t first = releases.size() - w.size();  // CheckLedger: size >= J.
+  for (std::size_t j = 0; j < w.size(); ++j) {
+    const Release& r = releases[first + j];
+    const std::string label = "iteration " + std::to_string(j + 1) + " / ";
+    const double expected = g.noise_multipliers[0] / std::sqrt(w[j]);
+    const double recorded = r.noise_scale / r.sensitivity;
+    if (r.label.rfind(label, 0) != 0 ||
+        !(std::fabs(recorded / expected - 1.0) <= kScheduleMultiplierTolerance)) {
+      return InvalidArgumentError(
+          "privacy.iteration_weights does not match the ledger: release '" + r.label +
+          "' should be iteration " + std::to_string(j + 1) + "'s, with noise multiplier " +
+          std::to_string(expected) + " (noise_multipliers over the square root of its weight), "
+          "not " + std::to_string(recorded));
+    }
+  }
+  return OkStatus();
+}
+
 // A private model's ledger: the releases of a domain released inside the
 // fit (--data-norm auto), each labelled with kBoundsLabelPrefix, then the
 // private start's (models/start/private_start.h), then those of the
 // iterations.
 Status CheckLedger(const GmmFit& fit) {
   if (!fit.guarantee.is_private) return OkStatus();
-  const std::vector<double>& weights = fit.guarantee.iteration_weights;
-  if (!weights.empty() && weights.size() != static_cast<std::size_t>(fit.iterations)) {
-    return InvalidArgumentError("privacy.iteration_weights must have one weight per iteration");
-  }
+  DPEM_RETURN_IF_ERROR(
+      internal::CheckGmmIterationWeights(fit.guarantee.iteration_weights, fit.iterations));
   DPEM_RETURN_IF_ERROR(internal::CheckStartInLedger(fit.guarantee.ledger,
                                                     fit.init == GmmInit::kPrivate));
   const std::size_t per_iteration =
@@ -171,7 +208,7 @@ Status CheckLedger(const GmmFit& fit) {
                                 " iterations must list " + std::to_string(expected) +
                                 " releases");
   }
-  return OkStatus();
+  return CheckScheduleInLedger(fit.guarantee);
 }
 
 }  // namespace
