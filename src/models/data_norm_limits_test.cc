@@ -89,87 +89,77 @@ TEST(DataNormLimitsTest, EveryModelRefusesAnUnrepresentableRBeforeTheData) {
   }
 }
 
-// A fit of the records scaled by s with R = 2 s, and one of the records as
-// they are with R = 2, from the same seed.
-template <typename Fit, typename Options>
-void FitBoth(StatusOr<Fit> (*fit)(const DataMatrix&, const Options&, Generator&),
-             Options (*options)(double), double s, Fit& unscaled, Fit& scaled) {
+// For s = 2^k at both ends (k = +-kExponent), fits the records scaled by s
+// with R = 2 s, and the records as they are with R = 2, from the same seed,
+// then calls check(k, s, unscaled, read_back), read_back being the scaled
+// fit read back from its model file (Io: the model's ModelIo).
+template <typename Io, typename Fit, typename Options, typename Check>
+void AtBothEnds(StatusOr<Fit> (*fit)(const DataMatrix&, const Options&, Generator&),
+                Options (*options)(double), const Check& check) {
   const DataMatrix x = Records();
-  Generator gen1 = Generator::FromSeed(7);
-  Generator gen2 = Generator::FromSeed(7);
-  StatusOr<Fit> a = fit(x, options(kR), gen1);
-  StatusOr<Fit> b = fit(x * s, options(kR * s), gen2);
-  ASSERT_TRUE(a.ok()) << a.status().ToString();
-  ASSERT_TRUE(b.ok()) << b.status().ToString();
-  unscaled = *std::move(a);
-  scaled = *std::move(b);
+  for (int k : {kExponent, -kExponent}) {
+    SCOPED_TRACE("s = 2^" + std::to_string(k));
+    const double s = std::ldexp(1.0, k);
+    Generator gen1 = Generator::FromSeed(7);
+    Generator gen2 = Generator::FromSeed(7);
+    StatusOr<Fit> unscaled = fit(x, options(kR), gen1);
+    StatusOr<Fit> scaled = fit(x * s, options(kR * s), gen2);
+    ASSERT_TRUE(unscaled.ok()) << unscaled.status().ToString();
+    ASSERT_TRUE(scaled.ok()) << scaled.status().ToString();
+    StatusOr<Fit> back = Io::FromJson(Io::ToJson(*scaled));
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    check(k, s, *unscaled, *back);
+  }
+}
+
+// A density of 3-D records scaled by 2^k is divided by 2^(3k): the mean
+// log-likelihood drops by 3 k ln 2. And draws from the model are finite.
+void ExpectScaledDensity(const StatusOr<double>& scaled, const StatusOr<double>& unscaled,
+                         int k, const StatusOr<DataMatrix>& draws) {
+  ASSERT_TRUE(scaled.ok()) << scaled.status().ToString();
+  ASSERT_TRUE(unscaled.ok()) << unscaled.status().ToString();
+  EXPECT_NEAR(*scaled, *unscaled - 3.0 * k * std::log(2.0), 1e-9 * std::fabs(*scaled));
+  ASSERT_TRUE(draws.ok()) << draws.status().ToString();
+  EXPECT_TRUE(draws->allFinite());
 }
 
 TEST(DataNormLimitsTest, AGmmAtEitherEndIsUsable) {
-  for (int k : {kExponent, -kExponent}) {
-    const double s = std::ldexp(1.0, k);
-    SCOPED_TRACE("s = 2^" + std::to_string(k));
-    GmmFit one, fit;
-    FitBoth<GmmFit, GmmFitOptions>(&FitGmm, &GmmOptions, s, one, fit);
-    const StatusOr<GmmFit> back = GmmModelIo::FromJson(GmmModelIo::ToJson(fit));
-    ASSERT_TRUE(back.ok()) << back.status().ToString();
-    const GmmParameters& p = back->parameters;
+  AtBothEnds<GmmModelIo>(&FitGmm, &GmmOptions,
+                         [](int k, double s, const GmmFit& one, const GmmFit& back) {
+    const GmmParameters& p = back.parameters;
     EXPECT_EQ(p.weights, one.parameters.weights);
     EXPECT_EQ(p.means, one.parameters.means * s);
     for (std::size_t c = 0; c < p.covariances.size(); ++c) {
       EXPECT_EQ(p.covariances[c], one.parameters.covariances[c] * (s * s));
     }
-    const DataMatrix x = Records();
-    const StatusOr<double> ll = MeanLogLikelihood(p, x * s);
-    const StatusOr<double> ll_one = MeanLogLikelihood(one.parameters, x);
-    ASSERT_TRUE(ll.ok() && ll_one.ok());
-    EXPECT_NEAR(*ll, *ll_one - 3.0 * k * std::log(2.0), 1e-9 * std::fabs(*ll));
     Generator gen = Generator::FromSeed(2);
-    const StatusOr<DataMatrix> draws = Sample(p, 50, gen);
-    ASSERT_TRUE(draws.ok());
-    EXPECT_TRUE(draws->allFinite());
-  }
+    ExpectScaledDensity(MeanLogLikelihood(p, Records() * s),
+                        MeanLogLikelihood(one.parameters, Records()), k, Sample(p, 50, gen));
+  });
 }
 
 TEST(DataNormLimitsTest, KmeansAtEitherEndIsUsable) {
-  for (int k : {kExponent, -kExponent}) {
-    const double s = std::ldexp(1.0, k);
-    SCOPED_TRACE("s = 2^" + std::to_string(k));
-    KmeansFit one, fit;
-    FitBoth<KmeansFit, KmeansFitOptions>(&FitKmeans, &KmeansOptions, s, one, fit);
-    const StatusOr<KmeansFit> back = KmeansModelIo::FromJson(KmeansModelIo::ToJson(fit));
-    ASSERT_TRUE(back.ok()) << back.status().ToString();
-    EXPECT_EQ(back->centres, one.centres * s);
-    const DataMatrix x = Records();
-    const StatusOr<double> nicv = Nicv(back->centres, x * s);
-    const StatusOr<double> nicv_one = Nicv(one.centres, x);
+  AtBothEnds<KmeansModelIo>(&FitKmeans, &KmeansOptions,
+                            [](int, double s, const KmeansFit& one, const KmeansFit& back) {
+    EXPECT_EQ(back.centres, one.centres * s);
+    const StatusOr<double> nicv = Nicv(back.centres, Records() * s);
+    const StatusOr<double> nicv_one = Nicv(one.centres, Records());
     ASSERT_TRUE(nicv.ok() && nicv_one.ok());
     EXPECT_GT(*nicv, 0.0);
     EXPECT_NEAR(*nicv / (s * s), *nicv_one, 1e-12 * *nicv_one);
-  }
+  });
 }
 
 TEST(DataNormLimitsTest, FactorAnalysisAtEitherEndIsUsable) {
-  for (int k : {kExponent, -kExponent}) {
-    const double s = std::ldexp(1.0, k);
-    SCOPED_TRACE("s = 2^" + std::to_string(k));
-    FaFit one, fit;
-    FitBoth<FaFit, FaFitOptions>(&FitFactorAnalysis, &FaOptions, s, one, fit);
-    const StatusOr<FaFit> back = FaModelIo::FromJson(FaModelIo::ToJson(fit));
-    ASSERT_TRUE(back.ok()) << back.status().ToString();
-    const FaParameters& p = back->parameters;
+  AtBothEnds<FaModelIo>(&FitFactorAnalysis, &FaOptions,
+                        [](int k, double s, const FaFit& one, const FaFit& back) {
+    const FaParameters& p = back.parameters;
     EXPECT_EQ(p.loadings, one.parameters.loadings * s);
     EXPECT_EQ(p.noise_variances, one.parameters.noise_variances * (s * s));
-    const DataMatrix x = Records();
-    const StatusOr<double> ll = FaMeanLogLikelihood(p, x * s);
-    const StatusOr<double> ll_one = FaMeanLogLikelihood(one.parameters, x);
-    ASSERT_TRUE(ll.ok() && ll_one.ok());
-    EXPECT_NEAR(*ll, *ll_one - 3.0 * k * std::log(2.0), 1e-9 * std::fabs(*ll));
     Generator gen = Generator::FromSeed(2);
-    const StatusOr<DataMatrix> draws = FaSample(p, 50, gen);
-    ASSERT_TRUE(draws.ok());
-    EXPECT_TRUE(draws->allFinite());
-  }
+    ExpectScaledDensity(FaMeanLogLikelihood(p, Records() * s),
+                        FaMeanLogLikelihood(one.parameters, Records()), k, FaSample(p, 50, gen));
+  });
 }
 
 }  // namespace
