@@ -177,6 +177,9 @@ def write_model_corpus():
         "overflow_number": lambda m: m["parameters"].update(means=[[0, 0], [1, "__HUGE__"]]),
         "valid_huge_means": lambda m: m["parameters"].update(means=[[1e308, 1e308], [-1e308, 1e308]]),
         "zero_norm": lambda m: m["data_transform"].update(data_norm=0),
+        "null_norm": lambda m: m["data_transform"].update(data_norm=None),
+        "huge_norm": lambda m: m["data_transform"].update(data_norm=1e200),
+        "nan_number": lambda m: m["parameters"].update(means=[[0, 0], [1, "__NAN__"]]),
         "center_wrong_length": lambda m: m["data_transform"].update(center=[0, 0, 0]),
         "private_missing_fields": lambda m: m["privacy"].update({"private": True}),
     }
@@ -184,6 +187,7 @@ def write_model_corpus():
         m = good_model()
         change(m)
         text = json.dumps(m, indent=1).replace('"__HUGE__"', "1e999")
+        text = text.replace('"__NAN__"', "NaN")
         write("models", name + ".json", text)
     # Other formats: minimal files the fa and kmeans readers must refuse.
     write("models", "fa_empty.json", '{"format": "dpem-fa"}\n')

@@ -2,6 +2,7 @@
 #include "domain_flags.h"
 
 #include <cstdlib>
+#include <string>
 
 #include "bounds_flags.h"
 #include "cli_common.h"
@@ -11,7 +12,8 @@ namespace dpem::cli {
 void AddDomainFlags(CLI::App* app, DomainFlags& f, bool allow_from_data) {
   app->add_option("--data-norm", f.data_norm_text,
                   "Public bound R on the L2 norm of a record (after --data-center); records "
-                  "beyond it are clipped. Required for private fits; no default. 'auto': "
+                  "beyond it are clipped, from 1e-100 to 1e100 (the model's parameters scale "
+                  "with R^2). Required for private fits; no default. 'auto': "
                   "release centre and R from the data at --bounds-epsilon of the total "
                   "epsilon (docs/bounds.md)");
   app->add_option("--bounds-epsilon", f.bounds_epsilon,
@@ -63,8 +65,15 @@ Status ParseDomainFlags(DomainFlags& f) {
 Status DomainFlagsInto(const DomainFlags& f, bool is_private, double epsilon,
                        DataDomain& domain) {
   domain.from_data = f.data_norm_from_data;
-  if (f.data_norm) DPEM_RETURN_IF_ERROR(RequirePositiveFinite("--data-norm", *f.data_norm));
-  if (f.data_norm) domain.data_norm = *f.data_norm;
+  if (f.data_norm) {
+    DPEM_RETURN_IF_ERROR(RequirePositiveFinite("--data-norm", *f.data_norm));
+    domain.data_norm = *f.data_norm;
+    // Before any data is read: an R whose model cannot be represented.
+    if (Status s = ValidateModelDomain(domain); !s.ok()) {
+      const std::string flag = f.bounds_file.empty() ? "--data-norm" : "--bounds " + f.bounds_file;
+      return InvalidArgumentError(flag + ": " + s.message());
+    }
+  }
   // Placeholder until the pipeline releases the domain (RunFit, step 6); never used.
   if (f.data_norm_auto) domain.data_norm = 1.0;
   if (!f.data_center.empty()) {

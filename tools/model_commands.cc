@@ -16,6 +16,7 @@
 #include "dpem/data/io.h"
 #include "dpem/models/gmm/gmm_model_io.h"
 #include "internal/file_util.h"
+#include "internal/json_fields.h"
 #include "model_commands.h"
 #include "shard_input.h"
 
@@ -76,10 +77,13 @@ const std::vector<FormatHandlers>& AllFormats() {
 }
 
 // The "format" field of a model file; InvalidArgument naming the file if it
-// is not a JSON object with a string "format".
+// is not JSON (with where and why, ParseJson) or not an object with a string
+// "format".
 StatusOr<std::string> ReadModelFormat(const std::string& path) {
   DPEM_ASSIGN_OR_RETURN(const std::string text, internal::ReadFileToString(path));
-  const nlohmann::json model = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  StatusOr<nlohmann::json> parsed = internal::ParseJson(text);
+  if (!parsed.ok()) return InvalidArgumentError(path + ": " + parsed.status().message());
+  const nlohmann::json& model = *parsed;
   if (!model.is_object() || !model.contains("format") || !model["format"].is_string()) {
     return InvalidArgumentError(path + ": not a dpem model file (no \"format\" field)");
   }

@@ -42,4 +42,6 @@ endif()
 if(DPEM_BUILD_TESTS)
   # Hostile-but-valid records through every private path (no data-dependent abort).
   dpem_add_tests(src/models private_paths_test)
+  # The bounds on R of every model's domain, refused and at their ends.
+  dpem_add_tests(src/models data_norm_limits_test)
 endif()

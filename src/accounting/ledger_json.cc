@@ -3,6 +3,8 @@
 #include <string>
 #include <utility>
 
+#include "internal/json_fields.h"
+
 namespace dpem::internal {
 
 using json = nlohmann::json;
@@ -31,16 +33,13 @@ StatusOr<Release> ReleaseFromJson(const json& r) {
       return InvalidArgumentError(std::string("release field '") + key + "' must be a string");
     }
   }
-  for (const char* key : {"sensitivity", "noise_scale"}) {
-    if (!r.contains(key) || !r.at(key).is_number()) {
-      return InvalidArgumentError(std::string("release field '") + key + "' must be a number");
-    }
-  }
   Release release;
+  DPEM_ASSIGN_OR_RETURN(release.sensitivity,
+                        internal::FiniteNumberField(r, "sensitivity", {}, "release"));
+  DPEM_ASSIGN_OR_RETURN(release.noise_scale,
+                        internal::FiniteNumberField(r, "noise_scale", {}, "release"));
   DPEM_ASSIGN_OR_RETURN(release.mechanism,
                         ParseMechanismKind(r.at("mechanism").get<std::string>()));
-  release.sensitivity = r.at("sensitivity").get<double>();
-  release.noise_scale = r.at("noise_scale").get<double>();
   release.label = r.at("label").get<std::string>();
   if (r.contains("noise")) {
     if (!r.at("noise").is_string()) return InvalidArgumentError("'noise' must be a string");

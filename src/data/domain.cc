@@ -204,6 +204,20 @@ Status ValidateDomain(const DataDomain& domain) {
   return OkStatus();
 }
 
+Status ValidateModelDomain(const DataDomain& domain) {
+  DPEM_RETURN_IF_ERROR(ValidateDomain(domain));
+  const double r = domain.data_norm;
+  if (r >= kMinModelDataNorm && r <= kMaxModelDataNorm) return OkStatus();
+  const bool above = r > kMaxModelDataNorm;
+  return InvalidArgumentError(
+      "data_norm R = " + ShortestText(r) + " is " + (above ? "above " : "below ") +
+      ShortestText(above ? kMaxModelDataNorm : kMinModelDataNorm) + ", the " +
+      (above ? "largest" : "smallest") +
+      " a model accepts: its parameters and scores in data units (covariances, variances and "
+      "squared distances scale with R^2) would " + (above ? "overflow" : "underflow") +
+      " double; express the data in " + (above ? "larger" : "smaller") + " units");
+}
+
 StatusOr<DataMatrix> MapToUnitBall(const DataMatrix& x, const DataDomain& domain,
                                    DomainTransformReport* report) {
   DPEM_RETURN_IF_ERROR(CheckCenter(domain, x.cols(), "MapToUnitBall"));

@@ -47,6 +47,53 @@ TEST(DomainTest, ValidateRefusesUnsetNonPositiveAndInfinite) {
   EXPECT_EQ(ValidateDomain(d).code(), StatusCode::kInvalidArgument);
 }
 
+// A model's domain: R^2 must stay far inside double's range (1e-308 to
+// 1.8e308), so R from 1e-100 to 1e100, both included; the message names R,
+// its value and the limit.
+TEST(DomainTest, ModelDomainBoundsR) {
+  for (double r : {1e-100, 1e-10, 1.0, 3.5e99, 1e100}) {
+    EXPECT_TRUE(ValidateModelDomain(Domain(r)).ok()) << r;
+  }
+  const double just_above = std::nextafter(1e100, kInf);
+  const double just_below = std::nextafter(1e-100, 0.0);
+  for (double r : {just_above, 1e154, 1e200, kMax}) {
+    const Status s = ValidateModelDomain(Domain(r));
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << r;
+    EXPECT_NE(s.message().find("data_norm"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("above 1e+100"), std::string::npos) << s.message();
+  }
+  for (double r : {just_below, 1e-160, std::numeric_limits<double>::denorm_min()}) {
+    const Status s = ValidateModelDomain(Domain(r));
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << r;
+    EXPECT_NE(s.message().find("below 1e-100"), std::string::npos) << s.message();
+  }
+  // What ValidateDomain refuses, ValidateModelDomain refuses too.
+  EXPECT_FALSE(ValidateModelDomain(DataDomain{}).ok());
+  EXPECT_FALSE(ValidateModelDomain(Domain(kInf)).ok());
+  DataDomain centred = Domain(1.0);
+  centred.center = Eigen::Vector2d(kNaN, 0.0);
+  EXPECT_FALSE(ValidateModelDomain(centred).ok());
+}
+
+// A fit's R taken from the data (ResolveFitDomain) is held to the same
+// bounds: records of norm 1e120 give an R no model can represent.
+TEST(DomainTest, AFitDomainFromTheDataIsBounded) {
+  DataMatrix x(2, 2);
+  x << 1e120, 0.0, 0.0, 5e119;
+  const StatusOr<MatrixRowSource> source = MatrixRowSource::Borrow(x);
+  ASSERT_TRUE(source.ok());
+  DataDomain requested;
+  requested.from_data = true;
+  const StatusOr<DataDomain> refused = ResolveFitDomain(*source, requested, false, nullptr);
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("above 1e+100"), std::string::npos);
+  x *= 1e-30;  // Largest norm 1e90: accepted.
+  const StatusOr<MatrixRowSource> smaller = MatrixRowSource::Borrow(x);
+  const StatusOr<DataDomain> accepted = ResolveFitDomain(*smaller, requested, false, nullptr);
+  ASSERT_TRUE(accepted.ok()) << accepted.status().ToString();
+  EXPECT_DOUBLE_EQ(accepted->data_norm, 1e90);
+}
+
 TEST(DomainTest, MapRefusesInvalidDomainAndNonFiniteData) {
   DataMatrix x = DataMatrix::Ones(2, 2);
   EXPECT_FALSE(MapToUnitBall(x, DataDomain{}, nullptr).ok());

@@ -130,7 +130,7 @@ StatusOr<DataDomain> ResolveFitDomain(const RowSource& x, DataDomain requested,
         "the data norm bound R was computed from the data (--data-norm-from-data), which "
         "reveals the largest record");
   }
-  DPEM_RETURN_IF_ERROR(ValidateDomain(d));
+  DPEM_RETURN_IF_ERROR(ValidateModelDomain(d));
   return d;
 }
 

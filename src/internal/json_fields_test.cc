@@ -1,8 +1,11 @@
 // The strict JSON field readers of model files (internal/json_fields.h).
 #include "internal/json_fields.h"
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -15,6 +18,74 @@ TEST(JsonFieldsTest, ParsesOnlyJson) {
   EXPECT_TRUE(ParseJson("{\"a\": [1, 2]}").ok());
   EXPECT_EQ(ParseJson("{\"a\": ").status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(ParseJson("").status().code(), StatusCode::kInvalidArgument);
+}
+
+// A file that is not JSON gets where and why; NaN, infinities and numbers
+// beyond a double, which hand-edited files hold, are named as such.
+TEST(JsonFieldsTest, SaysWhereAndWhyTextIsNotJson) {
+  const std::string nan_file = "{\n  \"a\": 1,\n  \"tolerance\": NaN\n}";
+  const Status nan = ParseJson(nan_file).status();
+  EXPECT_EQ(nan.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(nan.message().find("not valid JSON"), std::string::npos) << nan.message();
+  EXPECT_NE(nan.message().find("line 3"), std::string::npos) << nan.message();
+  EXPECT_NE(nan.message().find("no NaN or infinity"), std::string::npos) << nan.message();
+  for (const char* text : {"{\"x\": Infinity}", "{\"x\": -Infinity}", "{\"x\": nan}",
+                           "{\"x\": -inf}", "[inf]"}) {
+    const Status s = ParseJson(text).status();
+    EXPECT_NE(s.message().find("no NaN or infinity"), std::string::npos)
+        << text << ": " << s.message();
+  }
+  const Status overflow = ParseJson("{\"x\": 1e999}").status();
+  EXPECT_NE(overflow.message().find("beyond the range of a double"), std::string::npos)
+      << overflow.message();
+  // Other damage gets the parser's reason without the hint.
+  const Status truncated = ParseJson("{\"a\": [1, 2").status();
+  EXPECT_NE(truncated.message().find("line 1"), std::string::npos) << truncated.message();
+  EXPECT_EQ(truncated.message().find("NaN"), std::string::npos) << truncated.message();
+}
+
+// Each way a quantity can be bad is named with the field.
+TEST(JsonFieldsTest, FiniteNumberFieldsSayWhichFieldIsBadAndWhy) {
+  json j = json::parse(R"({"t": 0.25, "zero": 0, "neg": -1, "null": null, "s": "0.5"})");
+  EXPECT_EQ(FiniteNumberField(j, "t").value(), 0.25);
+  EXPECT_EQ(FiniteNumberField(j, "zero", kNonNegativeNumber).value(), 0.0);
+  EXPECT_EQ(FiniteNumberField(j, "neg").value(), -1.0);  // Any finite number.
+  struct Case {
+    const char* key;
+    NumberRange range;
+    const char* where;
+    const char* message;
+  };
+  j["nan"] = std::nan("");  // Built in C++: JSON text cannot hold them.
+  j["inf"] = std::numeric_limits<double>::infinity();
+  const Case cases[] = {
+      {"zero", kPositiveNumber, "", "field 'zero' must be > 0, got 0"},
+      {"neg", kNonNegativeNumber, "privacy", "field 'privacy.neg' must be >= 0, got -1"},
+      {"t", NumberRange{0.0, 0.2, true, true}, "", "field 't' must be > 0 and < 0.2, got 0.25"},
+      {"null", {}, "", "field 'null' is null, not a number (a NaN or an infinity"},
+      {"s", {}, "", "field 's' must be a number, not string"},
+      {"nan", {}, "", "field 'nan' is NaN, not a finite number"},
+      {"inf", {}, "", "field 'inf' is inf, not a finite number"},
+      {"missing", {}, "privacy", "missing field 'privacy.missing'"},
+  };
+  for (const Case& c : cases) {
+    const Status s = FiniteNumberField(j, c.key, c.range, c.where).status();
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << c.key;
+    EXPECT_NE(s.message().find(c.message), std::string::npos) << c.key << ": " << s.message();
+  }
+  // Arrays: the first bad entry, counted from 1.
+  EXPECT_EQ(FiniteNumbersFrom(json::parse("[0.5, 2]"), "w", kPositiveNumber).value(),
+            (std::vector<double>{0.5, 2.0}));
+  EXPECT_TRUE(FiniteNumbersFrom(json::array(), "w", kPositiveNumber).value().empty());
+  EXPECT_EQ(FiniteNumbersFrom(json::parse("[1, null]"), "w").status().message().substr(0, 22),
+            "w entry 2 is null, not");
+  EXPECT_EQ(FiniteNumbersFrom(json::parse("[1, 2, -3]"), "w", kPositiveNumber).status().message(),
+            "w entry 3 must be > 0, got -3");
+  EXPECT_FALSE(FiniteNumbersFrom(json::parse("{}"), "w").ok());
+  // The vectors of parameters name a null entry too.
+  EXPECT_NE(VectorFrom(json::parse("[1, null]"), "'mean'").status().message().find(
+                "'mean' entry 2 is null"),
+            std::string::npos);
 }
 
 TEST(JsonFieldsTest, ReadsFieldsOfTheirTypeOnly) {

@@ -61,11 +61,12 @@ Status CheckFormatAndVersion(const json& model, const ModelFileSchema& schema) {
 StatusOr<DataDomain> DomainFrom(const json& model) {
   DPEM_ASSIGN_OR_RETURN(const json* t, Field(model, "data_transform"));
   DataDomain domain;
-  DPEM_ASSIGN_OR_RETURN(domain.data_norm, NumberField(*t, "data_norm"));
+  DPEM_ASSIGN_OR_RETURN(domain.data_norm,
+                        FiniteNumberField(*t, "data_norm", kPositiveNumber, "data_transform"));
   DPEM_ASSIGN_OR_RETURN(domain.from_data, BoolField(*t, "from_data"));
   DPEM_ASSIGN_OR_RETURN(const json* center, Field(*t, "center"));
   DPEM_ASSIGN_OR_RETURN(domain.center, VectorFrom(*center, "center"));
-  DPEM_RETURN_IF_ERROR(ValidateDomain(domain));
+  DPEM_RETURN_IF_ERROR(ValidateModelDomain(domain));
   return domain;
 }
 
@@ -73,10 +74,14 @@ StatusOr<DataDomain> DomainFrom(const json& model) {
 // (epsilon, delta), the accountant and every release.
 Status PrivateFieldsFrom(const json& privacy, const ModelFileSchema& schema,
                          PrivacyGuarantee& g) {
-  DPEM_ASSIGN_OR_RETURN(g.epsilon, NumberField(privacy, "epsilon"));
-  DPEM_ASSIGN_OR_RETURN(g.delta, NumberField(privacy, "delta"));
-  DPEM_ASSIGN_OR_RETURN(g.target_epsilon, NumberField(privacy, "target_epsilon"));
-  DPEM_ASSIGN_OR_RETURN(g.target_delta, NumberField(privacy, "target_delta"));
+  constexpr NumberRange kDelta{0.0, 1.0, false, true};  // [0, 1)
+  DPEM_ASSIGN_OR_RETURN(g.epsilon,
+                        FiniteNumberField(privacy, "epsilon", kPositiveNumber, "privacy"));
+  DPEM_ASSIGN_OR_RETURN(g.delta, FiniteNumberField(privacy, "delta", kDelta, "privacy"));
+  DPEM_ASSIGN_OR_RETURN(g.target_epsilon,
+                        FiniteNumberField(privacy, "target_epsilon", kPositiveNumber, "privacy"));
+  DPEM_ASSIGN_OR_RETURN(g.target_delta,
+                        FiniteNumberField(privacy, "target_delta", kDelta, "privacy"));
   if (!schema.fixed_accountant) {
     DPEM_ASSIGN_OR_RETURN(const std::string accountant, StringField(privacy, "accountant"));
     DPEM_ASSIGN_OR_RETURN(g.accountant, ParseAccountantKind(accountant));

@@ -18,7 +18,7 @@
 // clipping) writes and reads no data_transform. The reader checks format
 // and version; n (up to 2^53) and iterations (up
 // to the schema's bound) are JSON integers >= 1; data_transform must pass
-// ValidateDomain; private, guarantee_void (booleans) and void_reasons
+// ValidateModelDomain; private, guarantee_void (booleans) and void_reasons
 // (strings) are required; seed, if present, is a JSON integer >= 0, and
 // seeded, if present (a file written by hand may leave it out), a boolean
 // that says whether seed is there; a private model's numbers, accountant

@@ -289,6 +289,53 @@ TEST(FaCliTest, RejectsBadFlagsAndData) {
   EXPECT_FALSE(std::filesystem::exists(Dir() + "fa_bad.json"));
 }
 
+// An R whose model cannot be represented (R^2 overflows or underflows
+// double) is refused before any record is read: the input need not exist.
+// With --data-norm 1e200 the fit used to write noise variances of null,
+// which score, sample and transform then refused.
+TEST(FaCliTest, RefusesAnUnrepresentableDataNormBeforeReadingTheData) {
+  const std::string out = Dir() + "fa_huge_r.json";
+  const std::string base = "fit fa --factors 2 --epsilon 1 --delta 1e-5 --output " + out;
+  for (const char* input : {"fa_huge_src.csv", "no_such_file.csv"}) {
+    const std::string data = std::string(input) == "no_such_file.csv"
+                                 ? Dir() + input
+                                 : WriteCsv(input, TestData() * 1e199);
+    ExpectBadInput(base + " --input " + data + " --data-norm 1e200",
+                   "--data-norm: data_norm R = 1e+200 is above 1e+100", out);
+    ExpectBadInput(base + " --input " + data + " --data-norm 1e-200",
+                   "--data-norm: data_norm R = 1e-200 is below 1e-100", out);
+  }
+  // The ends of the range are accepted, and their models are usable.
+  const std::string data = WriteCsv("fa_big_src.csv", TestData() * 1e99);
+  const RunResult fit = RunDpem(base + " --input " + data + " --data-norm 1e100 --quiet");
+  ASSERT_EQ(fit.exit_code, 0) << fit.err;
+  const RunResult score = RunDpem("score --model " + out + " --input " + data + " --json");
+  ASSERT_EQ(score.exit_code, 0) << score.err;
+  EXPECT_TRUE(std::isfinite(json::parse(score.out).at("mean_log_likelihood").get<double>()))
+      << score.out;
+}
+
+// A hand-edited model file whose tolerance is NaN (not JSON) is named with
+// where it is and why, not "no \"format\" field".
+TEST(FaCliTest, AModelFileWithANanToleranceSaysWhereAndWhy) {
+  const std::string model = Fit("--factors 1 --epsilon inf --iterations 10", "fa_nan_tol.json");
+  std::string text = ReadBytes(model);
+  const std::size_t at = text.find("\"tolerance\": ");
+  ASSERT_NE(at, std::string::npos);
+  const std::size_t start = at + 13, end = text.find_first_of(",\n", start);
+  text.replace(start, end - start, "NaN");
+  WriteBytes(model, text);
+  const std::string data = WriteCsv("fa_nan_tol.csv", TestData());
+  const std::string written = Dir() + "fa_nan_tol_out.csv";
+  for (const std::string& args :
+       {"score --input " + data, "sample -n 2 --output " + written,
+        "transform --input " + data + " --output " + written}) {
+    ExpectBadInput(args + " --model " + model, "not valid JSON: parse error at line ", written);
+    ExpectBadInput(args + " --model " + model,
+                   "(in or after field 'tolerance'; JSON has no NaN or infinity", written);
+  }
+}
+
 TEST(FaCliTest, ScoreRejectsDataOfTheWrongWidth) {
   const std::string model = Fit("--factors 1 --epsilon inf --iterations 10", "fa_w.json");
   const std::string narrow = WriteCsv("fa_narrow.csv", TestData().leftCols(3));

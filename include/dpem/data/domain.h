@@ -46,6 +46,25 @@ struct DataDomain {
 // `from_data` is not an error here (the caller decides and warns).
 Status ValidateDomain(const DataDomain& domain);
 
+// The range of R that a model fit (Gaussian mixture, k-means, factor
+// analysis) and its model file accept. The models work on the unit ball and
+// state their parameters in data units: means and centres c + R u, loadings
+// R W, covariances and noise variances R^2 S, and scores squared distances of
+// order R^2 summed over records. For R beyond about 1e154 (the square root of
+// the largest double, 1.8e308) R^2 overflows, and below about 1e-154 it
+// underflows, so the model written would be unusable. The bounds leave a
+// factor of 1e108 on either side for noise, eigenvalue floors (1e-6 by
+// default), sums over up to 2^53 records and products over dimensions; they
+// exceed any physical scale in SI units. Data outside them should be
+// expressed in other units.
+inline constexpr double kMinModelDataNorm = 1e-100;
+inline constexpr double kMaxModelDataNorm = 1e100;
+
+// ValidateDomain, and R in [kMinModelDataNorm, kMaxModelDataNorm]: the
+// domain of a model fit or model file. InvalidArgument naming data_norm, its
+// value and the limit it breaks.
+Status ValidateModelDomain(const DataDomain& domain);
+
 // What MapToUnitBall did.
 struct DomainTransformReport {
   // How many records had norm > R and were clipped. This count depends on the

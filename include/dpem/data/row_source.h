@@ -146,7 +146,8 @@ class UnitBallRowSource final : public RowSource {
 // data) and from_data is set. A PRIVATE fit whose R comes from the data
 // reveals its largest record: the reason is then appended to `void_reasons`
 // (non-null), and the caller must mark its guarantee void. InvalidArgument
-// for a mismatched centre or a domain that fails ValidateDomain.
+// for a mismatched centre or a domain that fails ValidateModelDomain (an R
+// from the data included).
 StatusOr<DataDomain> ResolveFitDomain(const RowSource& x, DataDomain requested,
                                       bool is_private, std::vector<std::string>* void_reasons);
 

@@ -102,16 +102,15 @@ Status internal::ModelFileFormat<FaFit>::ReadFields(const json& model, FaFit& fi
     fit.iterations_run = static_cast<int>(*run);
   }
   if (model.contains("tolerance")) {
-    DPEM_ASSIGN_OR_RETURN(fit.tolerance, internal::NumberField(model, "tolerance"));
-    if (!(fit.tolerance >= 0.0 && std::isfinite(fit.tolerance))) {
-      return InvalidArgumentError("'tolerance' must be finite and >= 0");
-    }
+    DPEM_ASSIGN_OR_RETURN(fit.tolerance, internal::FiniteNumberField(
+                                             model, "tolerance", internal::kNonNegativeNumber));
   }
   DPEM_RETURN_IF_ERROR(internal::CheckCenterLength(fit.domain, fit.parameters.dimension()));
   if (fit.guarantee.is_private) {
     DPEM_ASSIGN_OR_RETURN(const json* privacy, internal::Field(model, "privacy"));
     DPEM_ASSIGN_OR_RETURN(fit.guarantee.noise_multiplier,
-                          internal::NumberField(*privacy, "noise_multiplier"));
+                          internal::FiniteNumberField(*privacy, "noise_multiplier",
+                                                      internal::kPositiveNumber, "privacy"));
     DPEM_RETURN_IF_ERROR(CheckLedger(fit.guarantee));
   }
   return OkStatus();

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -156,6 +157,59 @@ TEST(FaModelIoTest, IterationsRunAndToleranceAreOptionalAndChecked) {
   ASSERT_NE(huge.find(field), std::string::npos);
   huge.replace(huge.find(field), field.size(), "\"tolerance\":1e999");
   EXPECT_FALSE(FaModelIo::FromJson(huge).ok());
+}
+
+// `text` with the value of its first `"key": value` replaced by `value`,
+// as a hand edit would (the value ends at the comma or newline).
+std::string WithValue(std::string text, const std::string& key, const std::string& value) {
+  const std::size_t at = text.find("\"" + key + "\": ");
+  EXPECT_NE(at, std::string::npos) << key;
+  const std::size_t start = at + key.size() + 4;
+  const std::size_t end = text.find_first_of(",\n", start);
+  return text.replace(start, end - start, value);
+}
+
+// A hand-edited number that is not one, or out of range, is refused with a
+// message naming the field (or, for text that is not JSON, where it is) and
+// why; it used to be "not valid JSON" or the CLI's "no \"format\" field".
+TEST(FaModelIoTest, HandEditedNumbersAreNamedWithWhyTheyAreBad) {
+  const std::string good = FaModelIo::ToJson(TestFit());
+  ASSERT_TRUE(FaModelIo::FromJson(WithValue(good, "tolerance", "0.5")).ok());
+  struct Case {
+    const char* key;
+    const char* value;
+    std::vector<const char*> mentions;
+  };
+  const Case cases[] = {
+      {"tolerance", "NaN", {"not valid JSON", "line ", "field 'tolerance'", "no NaN"}},
+      {"tolerance", "-Infinity", {"not valid JSON", "field 'tolerance'", "no NaN"}},
+      {"tolerance", "1e999", {"number overflow", "line ", "'tolerance'", "range of a double"}},
+      {"tolerance", "null", {"field 'tolerance' is null", "NaN or an infinity"}},
+      {"tolerance", "-0.5", {"field 'tolerance' must be >= 0, got -0.5"}},
+      {"tolerance", "\"0.5\"", {"field 'tolerance' must be a number, not string"}},
+      {"noise_multiplier", "null", {"field 'privacy.noise_multiplier' is null"}},
+      {"noise_multiplier", "0", {"field 'privacy.noise_multiplier' must be > 0, got 0"}},
+      {"noise_multiplier", "-3.73", {"'privacy.noise_multiplier' must be > 0, got -3.73"}},
+      {"epsilon", "null", {"field 'privacy.epsilon' is null"}},
+      {"epsilon", "-1", {"field 'privacy.epsilon' must be > 0, got -1"}},
+      {"delta", "1", {"field 'privacy.delta' must be >= 0 and < 1, got 1"}},
+      {"data_norm", "null", {"field 'data_transform.data_norm' is null"}},
+      {"data_norm", "1e200", {"data_norm R = 1e+200 is above 1e+100"}},
+  };
+  for (const Case& c : cases) {
+    const Status s = FaModelIo::FromJson(WithValue(good, c.key, c.value)).status();
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << c.key << " = " << c.value;
+    for (const char* m : c.mentions) {
+      EXPECT_NE(s.message().find(m), std::string::npos)
+          << c.key << " = " << c.value << ": " << s.message();
+    }
+  }
+  // An entry of a parameter vector written from a NaN.
+  json j = json::parse(good);
+  j["parameters"]["noise_variances"][2] = nullptr;
+  EXPECT_NE(FaModelIo::FromJson(j.dump()).status().message().find(
+                "'noise_variances' entry 3 is null"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -262,7 +262,7 @@ Status FaFitOptions::Validate() const {
   if (!IsPrivate()) return OkStatus();
   if (!(delta > 0.0 && delta < 1.0)) return InvalidArgumentError("delta must be in (0, 1)");
   if (domain.from_data && !std::isfinite(domain.data_norm)) return OkStatus();
-  return ValidateDomain(domain);
+  return ValidateModelDomain(domain);
 }
 
 StatusOr<FaFit> FitFactorAnalysis(const DataMatrix& x, const FaFitOptions& options,

@@ -8,7 +8,9 @@
 
 #include <cmath>
 #include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +19,7 @@
 #include "dpem/models/gmm/gmm_fit_task.h"
 #include "internal/file_util.h"
 #include "internal/json_fields.h"
+#include "models/gmm/gmm_release_plan.h"
 #include "models/start/private_start.h"
 #include "pipeline/model_file.h"
 
@@ -122,26 +125,60 @@ Status PrivacyFieldsFrom(const json& model, GmmGuarantee& g) {
                         internal::StringField(*privacy, "mechanisms"));
   DPEM_ASSIGN_OR_RETURN(g.mechanisms, ParseGmmMechanisms(mechanisms));
   DPEM_ASSIGN_OR_RETURN(g.per_release_epsilon,
-                        internal::NumberField(*privacy, "per_release_epsilon"));
+                        internal::FiniteNumberField(*privacy, "per_release_epsilon",
+                                                    internal::kPositiveNumber, "privacy"));
   if (privacy->contains("component_frame_radius")) {  // Absent from older files.
     DPEM_ASSIGN_OR_RETURN(g.frame_radius,
-                          internal::NumberField(*privacy, "component_frame_radius"));
-    if (!(g.frame_radius >= 0.0 && std::isfinite(g.frame_radius))) {
-      return InvalidArgumentError("privacy.component_frame_radius must be finite and >= 0");
-    }
+                          internal::FiniteNumberField(*privacy, "component_frame_radius",
+                                                      internal::kNonNegativeNumber, "privacy"));
   }
   DPEM_RETURN_IF_ERROR(FrameRuleFrom(*privacy, g));
   DPEM_ASSIGN_OR_RETURN(const json* z, internal::Field(*privacy, "noise_multipliers"));
-  DPEM_ASSIGN_OR_RETURN(Eigen::VectorXd zv, internal::VectorFrom(*z, "noise_multipliers"));
-  g.noise_multipliers.assign(zv.data(), zv.data() + zv.size());
+  DPEM_ASSIGN_OR_RETURN(g.noise_multipliers,
+                        internal::FiniteNumbersFrom(*z, "privacy.noise_multipliers",
+                                                    internal::kPositiveNumber));
   g.iteration_weights.clear();
   if (privacy->contains("iteration_weights")) {  // Absent from older files: equal.
     DPEM_ASSIGN_OR_RETURN(const json* w, internal::Field(*privacy, "iteration_weights"));
-    DPEM_ASSIGN_OR_RETURN(Eigen::VectorXd wv, internal::VectorFrom(*w, "iteration_weights"));
-    if (!(wv.array() > 0.0).all()) {
-      return InvalidArgumentError("privacy.iteration_weights must be > 0");
+    DPEM_ASSIGN_OR_RETURN(g.iteration_weights,
+                          internal::FiniteNumbersFrom(*w, "privacy.iteration_weights",
+                                                      internal::kPositiveNumber));
+  }
+  return OkStatus();
+}
+
+// The relative distance within which an iteration's recorded noise
+// multiplier (noise scale over sensitivity) must match the schedule's: the
+// discrete noise rounds it up by at most about 2^-19 (kDiscreteGridBits,
+// dpem/mechanisms/additive_noise.h); continuous noise records it exactly.
+constexpr double kScheduleMultiplierTolerance = 1e-4;
+
+// A schedule against the ledger: only the joint mechanism has one (a lighter
+// first iteration needs it), and then the last J releases are the
+// iterations', iteration j's labelled "iteration j / " with the noise
+// multiplier noise_multipliers[0] / sqrt(w_j) (GmmReleasePlan::ForIteration).
+Status CheckScheduleInLedger(const GmmGuarantee& g) {
+  const std::vector<double>& w = g.iteration_weights;
+  if (w.empty()) return OkStatus();
+  if (g.mechanisms != GmmMechanisms::kJoint || g.noise_multipliers.size() != 1) {
+    return InvalidArgumentError("privacy.iteration_weights: only a joint release of one noise "
+                                "multiplier has a budget schedule");
+  }
+  const std::vector<Release>& releases = g.ledger.releases();
+  const std::size_t first = releases.size() - w.size();  // CheckLedger: size >= J.
+  for (std::size_t j = 0; j < w.size(); ++j) {
+    const Release& r = releases[first + j];
+    const std::string label = "iteration " + std::to_string(j + 1) + " / ";
+    const double expected = g.noise_multipliers[0] / std::sqrt(w[j]);
+    const double recorded = r.noise_scale / r.sensitivity;
+    if (r.label.rfind(label, 0) != 0 ||
+        !(std::fabs(recorded / expected - 1.0) <= kScheduleMultiplierTolerance)) {
+      return InvalidArgumentError(
+          "privacy.iteration_weights does not match the ledger: release '" + r.label +
+          "' should be iteration " + std::to_string(j + 1) + "'s, with noise multiplier " +
+          std::to_string(expected) + " (noise_multipliers over the square root of its weight), "
+          "not " + std::to_string(recorded));
     }
-    g.iteration_weights.assign(wv.data(), wv.data() + wv.size());
   }
   return OkStatus();
 }
@@ -152,10 +189,8 @@ Status PrivacyFieldsFrom(const json& model, GmmGuarantee& g) {
 // iterations.
 Status CheckLedger(const GmmFit& fit) {
   if (!fit.guarantee.is_private) return OkStatus();
-  const std::vector<double>& weights = fit.guarantee.iteration_weights;
-  if (!weights.empty() && weights.size() != static_cast<std::size_t>(fit.iterations)) {
-    return InvalidArgumentError("privacy.iteration_weights must have one weight per iteration");
-  }
+  DPEM_RETURN_IF_ERROR(
+      internal::CheckGmmIterationWeights(fit.guarantee.iteration_weights, fit.iterations));
   DPEM_RETURN_IF_ERROR(internal::CheckStartInLedger(fit.guarantee.ledger,
                                                     fit.init == GmmInit::kPrivate));
   const std::size_t per_iteration =
@@ -173,7 +208,7 @@ Status CheckLedger(const GmmFit& fit) {
                                 " iterations must list " + std::to_string(expected) +
                                 " releases");
   }
-  return OkStatus();
+  return CheckScheduleInLedger(fit.guarantee);
 }
 
 }  // namespace

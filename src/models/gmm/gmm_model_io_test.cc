@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -110,18 +111,101 @@ TEST(GmmModelIoTest, RecordsHowTheFramesWereMade) {
   bad["privacy"]["spherical_first_iteration"] = 1;
   EXPECT_FALSE(GmmModelIo::FromJson(bad.dump()).ok());
   // The budget schedule: empty for equal iterations (2-D); one weight > 0
-  // per iteration otherwise.
+  // per iteration otherwise, matching the ledger's noise
+  // (ChecksTheIterationWeightsAgainstTheIterations): weights pasted onto
+  // this fit's equal iterations do not.
   EXPECT_TRUE(j["privacy"]["iteration_weights"].empty());
   GmmFit scheduled = PrivateFit(10);
   scheduled.guarantee.iteration_weights = {0.25, 0.75, 2.0};
-  const StatusOr<GmmFit> read = GmmModelIo::FromJson(GmmModelIo::ToJson(scheduled));
-  ASSERT_TRUE(read.ok()) << read.status().ToString();
-  EXPECT_EQ(read->guarantee.iteration_weights, scheduled.guarantee.iteration_weights);
+  EXPECT_NE(GmmModelIo::FromJson(GmmModelIo::ToJson(scheduled)).status().message().find(
+                "does not match the ledger"),
+            std::string::npos);
   for (const char* weights : {"[0.25, 0.75]", "[0.25, 0.0, 2.0]", "[1, -1, 3]", "\"x\""}) {
     bad = j;
     bad["privacy"]["iteration_weights"] = nlohmann::json::parse(weights);
     EXPECT_FALSE(GmmModelIo::FromJson(bad.dump()).ok()) << weights;
   }
+}
+
+// A private 5-D fit with full covariances: its first iteration is diagonal
+// (d >= kSphericalFirstIterationMinDimension), so the budget follows a
+// schedule.
+GmmFit ScheduledFit(int iterations) {
+  Generator data_gen = Generator::FromSeed(2);
+  DataMatrix x(300, 5);
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    for (Eigen::Index j = 0; j < x.cols(); ++j) {
+      x(i, j) = 0.3 * SampleStandardNormal(data_gen) + (i % 2 ? 0.5 : -0.5);
+    }
+  }
+  GmmFitOptions o = test_support::MakeGmmOptions(/*components=*/2, iterations,
+                                                 /*epsilon=*/2.0, /*delta=*/1e-5,
+                                                 /*data_norm=*/3.0);
+  Generator gen = Generator::FromSeed(11);
+  return FitGmm(x, o, gen).value();
+}
+
+// privacy.iteration_weights against the rest of the file: one finite weight
+// > 0 per iteration that the ledger lists, summing to J, or none (equal
+// iterations, as in files written before the schedule).
+TEST(GmmModelIoTest, ChecksTheIterationWeightsAgainstTheIterations) {
+  const GmmFit fit = ScheduledFit(4);
+  // The diagonal first iteration's schedule for J = 4: 0.5, then
+  // (4 - 0.5 - 1.5) / 2 = 1 twice, then 1.5 (kDiagonalIterationWeight,
+  // kDiagonalFinalIterationWeight).
+  ASSERT_EQ(fit.guarantee.iteration_weights, (std::vector<double>{0.5, 1.0, 1.0, 1.5}));
+  const nlohmann::json good = nlohmann::json::parse(GmmModelIo::ToJson(fit));
+  const StatusOr<GmmFit> back = GmmModelIo::FromJson(good.dump());
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->guarantee.iteration_weights, fit.guarantee.iteration_weights);
+  // Older files: no field, or an empty list (equal iterations).
+  for (bool erase : {true, false}) {
+    nlohmann::json old = good;
+    if (erase) {
+      old["privacy"].erase("iteration_weights");
+    } else {
+      old["privacy"]["iteration_weights"] = nlohmann::json::array();
+    }
+    const StatusOr<GmmFit> read = GmmModelIo::FromJson(old.dump());
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    EXPECT_TRUE(read->guarantee.iteration_weights.empty());
+  }
+  struct Case {
+    const char* weights;
+    const char* mentions;
+  };
+  const Case cases[] = {
+      {"[0.5, 1.0, 2.5]", "one weight per iteration (4), not 3"},
+      {"[0.5, 1.0, 1.0, 1.0, 0.5]", "one weight per iteration (4), not 5"},
+      {"[0.5, null, 1.0, 2.5]", "privacy.iteration_weights entry 2 is null"},
+      {"[0.5, -1.0, 3.0, 1.5]", "privacy.iteration_weights entry 2 must be > 0, got -1"},
+      {"[0.5, 0.0, 2.0, 1.5]", "entry 2 must be > 0, got 0"},
+      {"[0.5, 1.0, 1.0, 1.4]", "must sum to the number of iterations, 4"},
+      {"[1.0, 1.0, 1.0, 1.1]", "must sum to the number of iterations, 4"},
+      {"[\"1\", 1.0, 1.0, 1.0]", "entry 1 must be a number"},
+      {"1.0", "privacy.iteration_weights must be an array"},
+  };
+  for (const Case& c : cases) {
+    nlohmann::json bad = good;
+    bad["privacy"]["iteration_weights"] = nlohmann::json::parse(c.weights);
+    const Status s = GmmModelIo::FromJson(bad.dump()).status();
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << c.weights;
+    EXPECT_NE(s.message().find(c.mentions), std::string::npos) << c.weights << ": " << s.message();
+  }
+  // Weights that sum to J but are not the ledger's: iteration 1 was
+  // released at the multiplier of weight 0.5, not 1.
+  nlohmann::json swapped = good;
+  swapped["privacy"]["iteration_weights"] = {1.0, 0.5, 1.0, 1.5};
+  EXPECT_NE(GmmModelIo::FromJson(swapped.dump()).status().message().find(
+                "release 'iteration 1 / joint statistics' should be iteration 1's"),
+            std::string::npos);
+  // The weights follow the ledger's iterations: a file of 3 iterations
+  // whose ledger lists 4 is refused whatever its weights.
+  nlohmann::json fewer = good;
+  fewer["iterations"] = 3;
+  fewer["privacy"]["iteration_weights"] = {0.5, 1.0, 1.5};
+  EXPECT_NE(GmmModelIo::FromJson(fewer.dump()).status().message().find("releases"),
+            std::string::npos);
 }
 
 TEST(GmmModelIoTest, RecordsTheNeighbourRelationAndSeedWarning) {

@@ -129,7 +129,7 @@ Status ValidatePrivacy(const GmmFitOptions& o) {
   }
   // A data-derived R is computed (and the guarantee voided) by FitGmm.
   if (o.domain.from_data && !std::isfinite(o.domain.data_norm)) return OkStatus();
-  return ValidateDomain(o.domain);
+  return ValidateModelDomain(o.domain);
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include "models/gmm/gmm_release_plan.h"
 
 #include <cmath>
+#include <cstddef>
+#include <string>
 #include <vector>
 
 namespace dpem::internal {
@@ -69,6 +71,28 @@ std::vector<double> GmmIterationWeights(const GmmFitOptions& o, Eigen::Index d) 
   w.front() = lightest;
   w.back() = last;
   return w;
+}
+
+Status CheckGmmIterationWeights(const std::vector<double>& weights, int iterations) {
+  if (weights.empty()) return OkStatus();
+  if (weights.size() != static_cast<std::size_t>(iterations)) {
+    return InvalidArgumentError("privacy.iteration_weights must have one weight per iteration (" +
+                                std::to_string(iterations) + "), not " +
+                                std::to_string(weights.size()));
+  }
+  double sum = 0.0;
+  for (double w : weights) {
+    if (!(std::isfinite(w) && w > 0.0)) {
+      return InvalidArgumentError("privacy.iteration_weights must be finite and > 0");
+    }
+    sum += w;
+  }
+  if (!(std::fabs(sum - iterations) <= kIterationWeightsSumTolerance * iterations)) {
+    return InvalidArgumentError("privacy.iteration_weights must sum to the number of "
+                                "iterations, " + std::to_string(iterations) + ", not " +
+                                std::to_string(sum));
+  }
+  return OkStatus();
 }
 
 StatusOr<CalibrationResult> CalibrateGmmFit(const GmmFitOptions& o, Eigen::Index d) {

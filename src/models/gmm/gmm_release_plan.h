@@ -60,6 +60,18 @@ struct GmmReleasePlan {
 // summing to J (private_gmm.h).
 std::vector<double> GmmIterationWeights(const GmmFitOptions& o, Eigen::Index d);
 
+// The relative distance within which a schedule's sum must equal J:
+// GmmIterationWeights' sums are J up to a few roundings.
+inline constexpr double kIterationWeightsSumTolerance = 1e-9;
+
+// OK if `weights` has the form of GmmIterationWeights' schedules for a fit of
+// `iterations` iterations: empty (equal iterations), or one finite weight
+// > 0 per iteration, summing to `iterations` (to a relative
+// kIterationWeightsSumTolerance). InvalidArgument naming
+// privacy.iteration_weights and what is wrong otherwise (a model file's
+// check).
+Status CheckGmmIterationWeights(const std::vector<double>& weights, int iterations);
+
 // Calibrates the noise of a private fit with options `o` (Validate() OK,
 // iterations resolved, epsilon finite) on d-dimensional data: the
 // iterations' release pattern (one joint release, or park2017's scenario

@@ -212,5 +212,33 @@ TEST(GmmBudgetScheduleTest, TheCheckBeforeTheDataIsAtEachIterationsMultiplier) {
   }
 }
 
+// The model file's check of a schedule (CheckGmmIterationWeights) accepts
+// every schedule the rule makes, up to J = 200, and none that breaks it.
+TEST(GmmBudgetScheduleTest, TheModelFileCheckAcceptsTheRulesSchedulesOnly) {
+  for (int j = 2; j <= 200; ++j) {
+    for (bool spherical : {false, true}) {
+      GmmFitOptions o = Options(3, j);
+      o.spherical_first_iteration = spherical;
+      const std::vector<double> w = GmmIterationWeights(o, 10);
+      ASSERT_FALSE(w.empty());
+      EXPECT_TRUE(CheckGmmIterationWeights(w, j).ok()) << "J " << j;
+    }
+  }
+  EXPECT_TRUE(CheckGmmIterationWeights({}, 7).ok());  // Equal iterations.
+  EXPECT_FALSE(CheckGmmIterationWeights({3.0}, 3).ok());
+  EXPECT_TRUE(CheckGmmIterationWeights({1.0, 1.0, 1.0}, 3).ok());
+  // Within the tolerance of the sum (1e-9 of J = 3e-9), not beyond it.
+  EXPECT_TRUE(CheckGmmIterationWeights({0.5, 1.0, 1.5 + 1e-12}, 3).ok());
+  EXPECT_FALSE(CheckGmmIterationWeights({0.5, 1.0, 1.5 + 1e-8}, 3).ok());
+  EXPECT_FALSE(CheckGmmIterationWeights({0.5, 1.0, 1.5 - 1e-8}, 3).ok());
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const std::vector<double>& bad :
+       {std::vector<double>{1.0, inf}, {std::nan(""), 2.0}, {-1.0, 3.0}, {0.0, 2.0},
+        {1.0, 1.0, 1.0}, {2.0}}) {
+    EXPECT_EQ(CheckGmmIterationWeights(bad, 2).code(), StatusCode::kInvalidArgument)
+        << bad.size() << " weights";
+  }
+}
+
 }  // namespace
 }  // namespace dpem::internal

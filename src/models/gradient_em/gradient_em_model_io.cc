@@ -24,11 +24,7 @@ constexpr std::int64_t kMaxDimension = 1000000;
 
 // The field `key` of `object`: a finite number > 0.
 StatusOr<double> PositiveField(const json& object, const char* key) {
-  DPEM_ASSIGN_OR_RETURN(const double v, internal::NumberField(object, key));
-  if (!(v > 0.0 && std::isfinite(v))) {
-    return InvalidArgumentError(std::string("'") + key + "' must be finite and > 0");
-  }
-  return v;
+  return internal::FiniteNumberField(object, key, internal::kPositiveNumber);
 }
 
 // The mechanism's public parameters, under "privacy" (a private model).

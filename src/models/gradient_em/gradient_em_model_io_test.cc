@@ -152,7 +152,7 @@ TEST(GradientEmModelIoTest, RefusesDamagedFilesWithOneLine) {
   ExpectRefused(wrong, "beta");
   wrong = j;
   wrong["sigma"] = 0.0;
-  ExpectRefused(wrong, "'sigma' must be finite and > 0");
+  ExpectRefused(wrong, "field 'sigma' must be > 0, got 0");
   wrong = j;
   wrong["gradient_em_model"] = "hmm";
   ExpectRefused(wrong, "model");

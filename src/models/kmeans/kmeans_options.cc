@@ -125,7 +125,7 @@ Status KmeansFitOptions::Validate() const {
                                 std::string(KmeansMethodName(method)));
   }
   if (domain.from_data && !std::isfinite(domain.data_norm)) return OkStatus();
-  return ValidateDomain(domain);
+  return ValidateModelDomain(domain);
 }
 
 }  // namespace dpem
