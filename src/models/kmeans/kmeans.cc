@@ -41,15 +41,16 @@ void ForEachChunk(const DataMatrix& x, Fn fn) {
 }
 
 // A block's fold into the exact sums costs about 2.3 ns per released entry
-// whatever its rows (engine/exact_sum.h), while its rows cost about the
-// centres times the dimension each: with many centres (the private start's
-// fine round has up to 10,000 cells, 2 (d + 1) entries each) blocks of one
-// cache-sized sub-block would spend most of the pass folding. So a block
-// holds enough sub-blocks of ChooseBlockRows(row_doubles) rows to have at
-// least entries / kFoldEntriesPerRow rows, up to kMaxBlockRows (within the
+// whatever its rows (engine/exact_sum.h), while a row costs a fraction of a
+// nanosecond per entry in the vectorised nearest-centre kernel: with many
+// centres (the private start's fine round: 40 K cells, up to 10,000, with
+// 2 (d + 1) entries each) blocks of one cache-sized sub-block would spend
+// most of the pass folding. So a block holds enough sub-blocks of
+// ChooseBlockRows(row_doubles) rows to have at least entries /
+// kFoldEntriesPerRow rows, up to kMaxBlockRows (within the
 // kMaxBlockRowsOption rows that the releases' computed-sum margin covers).
 // Public values only.
-constexpr Eigen::Index kFoldEntriesPerRow = 100;
+constexpr Eigen::Index kFoldEntriesPerRow = 8;
 
 Eigen::Index FoldSubBlocks(Eigen::Index entries, Eigen::Index row_doubles) {
   const Eigen::Index sub_rows = ChooseBlockRows(row_doubles);
