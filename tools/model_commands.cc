@@ -3,6 +3,7 @@
 // transform, data supplied by the user; they add no privacy cost. Each
 // command reads the model file's "format" and dispatches to that format's
 // handler (Gaussian mixtures here; the others beside their fit commands).
+#include <cmath>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -228,6 +229,13 @@ Status ScoreData(const ModelCommandFlags& f, Eigen::Index dimension, const char*
   DPEM_RETURN_IF_ERROR(AgreeAcrossRanks(local.status()));
   DPEM_ASSIGN_OR_RETURN(const auto mean, MeanOverRanks(*local, x.rows()));
   const auto [value, n] = mean;
+  if (!std::isfinite(value)) {
+    // JSON has no infinity or NaN: a score that overflowed is an error, not
+    // a null.
+    return InvalidArgumentError(f.input + ": the " + text + " is not finite (" +
+                                FormatNumber(value) +
+                                "): some records lie too far from the model to score");
+  }
   if (f.json) {
     PrintJson({{key, value}, {"n", n}});
   } else {

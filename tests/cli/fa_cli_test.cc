@@ -246,6 +246,27 @@ TEST(FaCliTest, TheToleranceNoiseFloorAndStartFlagsReachTheFit) {
   EXPECT_EQ(narrow_off.at("parameters"), narrow_on.at("parameters"));
 }
 
+// A record 1e200 from the model: its log-density overflows to -infinity,
+// which JSON cannot hold; score refuses with a one-line message and exit 2
+// rather than printing null.
+TEST(FaCliTest, ScoreRefusesANonFiniteScore) {
+  const std::string model = Fit("--factors 2 --epsilon inf --iterations 50", "fa_far.json");
+  Eigen::MatrixXd far = TestData();
+  far(7, 2) = 1e200;
+  const std::string data = WriteCsv("fa_far.csv", far);
+  for (const char* json_flag : {"", " --json"}) {
+    const RunResult r =
+        RunDpem("score --model " + model + " --input " + data + json_flag);
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_NE(r.err.find("is not finite"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("null"), std::string::npos) << r.out;
+  }
+  // The same file without the far record scores.
+  EXPECT_EQ(RunDpem("score --model " + model + " --input " + WriteCsv("fa_near.csv", TestData()))
+                .exit_code,
+            0);
+}
+
 TEST(FaCliTest, TransformAndSampleWriteTheRightShapes) {
   const std::string model = Fit("--factors 2 --epsilon inf --iterations 50", "fa_ts.json");
   const std::string z = Dir() + "fa_z.csv";
