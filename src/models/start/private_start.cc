@@ -278,16 +278,13 @@ Eigen::VectorXd NearestOtherDistances(const Eigen::MatrixXd& points) {
   const Eigen::Index m = points.rows();
   Eigen::VectorXd nearest = Eigen::VectorXd::Constant(m, std::numeric_limits<double>::infinity());
   if (m < 2) return nearest;
-  // The nearest other row found by blocks of the squared distances'
-  // expansion (matrix products: M may be 10,000 with cell frames), its
-  // distance then computed directly from the difference.
+  // The nearest other row found by blocks of SquaredDistances (matrix
+  // products: M may be 10,000 with cell frames), its distance then computed
+  // directly from the difference.
   constexpr Eigen::Index kRowsPerBlock = 256;
-  const Eigen::VectorXd norms = points.rowwise().squaredNorm();
   for (Eigen::Index start = 0; start < m; start += kRowsPerBlock) {
     const Eigen::Index rows = std::min(kRowsPerBlock, m - start);
-    Eigen::MatrixXd d2 = -2.0 * points.middleRows(start, rows) * points.transpose();
-    d2.colwise() += norms.segment(start, rows);
-    d2.rowwise() += norms.transpose();
+    Eigen::MatrixXd d2 = SquaredDistances(points.middleRows(start, rows), points);
     for (Eigen::Index i = 0; i < rows; ++i) {
       d2(i, start + i) = std::numeric_limits<double>::infinity();
       Eigen::Index other = 0;
