@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Issue 18: the private start on Gowalla and park2016's synthetic data.
 
-Usage: /usr/bin/python3 scripts/private_start_real_data.py [--repeats R] [--js J ...]
+Usage: /usr/bin/python3 scripts/private_start_real_data.py [--repeats R] [--js J ... (0: default J)]
        [--sets synthetic gowalla] [--epsilons E ...] [--wide-frames] [--full-first]
        [--no-cell-frames]
 
@@ -29,6 +29,8 @@ it fits, without a seed (noise from the OS):
 Fits run without a seed (noise from the OS) and with one thread each, two
 at a time.
 Prints the test log-likelihood per point, median [25%, 75%] over R repeats,
+the median over repeats of each --js column's paired difference (same split)
+from the random start before issue 18,
 and whether the private start at J is at least the random start's median
 at every epsilon. Needs numpy (/usr/bin/python3) and build/dpem.
 """
@@ -56,8 +58,10 @@ def fit_and_score(name, train, test, eps, init, j, flags, workdir, tag):
     s = SETTINGS[name]
     model = os.path.join(workdir, f"m_{tag}.json")
     cmd = [DPEM, "fit", "gmm", "--input", train, "--output", model, "--components", str(s["k"]),
-           "--iterations", str(j), "--covariance", s["cov"], "--quiet", "--threads", "1",
+           "--covariance", s["cov"], "--quiet", "--threads", "1",
            "--epsilon", str(eps), "--delta", str(DELTA), "--init", init] + s["domain"] + flags
+    if j > 0:  # 0: dpem's default J.
+        cmd += ["--iterations", str(j)]
     subprocess.run(cmd, check=True, capture_output=True)
     return held_out_log_likelihood(DPEM, model, test)
 
@@ -69,12 +73,16 @@ def variants(args):
                             ("no cell frames", args.no_cell_frames)) if on]
 
 
+def j_label(j):
+    return f"J = {j}" if j > 0 else "default J"
+
+
 def columns(name, js, names):
     j = SETTINGS[name]["j"]
     cols = [(f"random start, J = {j}", "random", j, []), (f"private start, J = {j}", "private", j, [])]
-    cols += [(f"private start, J = {x}", "private", x, []) for x in js if x != j]
+    cols += [(f"private start, {j_label(x)}", "private", x, []) for x in js if x != j]
     for v in names:
-        cols += [(f"private start, J = {x}, {v}", "private", x, VARIANTS[v]) for x in js]
+        cols += [(f"private start, {j_label(x)}, {v}", "private", x, VARIANTS[v]) for x in js]
     return cols
 
 
@@ -106,11 +114,16 @@ def main():
 
 
 def print_table(name, args, labels, res):
-    pairs = [(f"private start, J = {x}", f"private start, J = {x}, {v}")
+    pairs = [(f"private start, {j_label(x)}", f"private start, {j_label(x)}, {v}")
              for v in variants(args) for x in args.js]
     print(f"\n({name}) test log-likelihood per point, median [25%, 75%] over "
           f"{args.repeats} repeats:\n")
-    extra = [f"J = {x}: default - {v} (paired median)" for v in variants(args) for x in args.js]
+    extra = [f"{j_label(x)}: default - {v} (paired median)" for v in variants(args) for x in args.js]
+    # Each --js column against the start before issue 18 (the first column).
+    pairs += [(f"private start, {j_label(x)}", labels[0]) for x in args.js
+              if f"private start, {j_label(x)}" != labels[0]]
+    extra += [f"{j_label(x)} - random start (paired median)" for x in args.js
+              if f"private start, {j_label(x)}" != labels[0]]
     print("| epsilon | " + " | ".join(labels + extra) + " | private >= random (median, J) |")
     print("|---:|" + "---|" * (len(labels) + len(extra) + 1))
     for eps in args.epsilons:

@@ -154,8 +154,9 @@ void AddModelOptions(CLI::App* app, FitGmmFlags& f) {
       ->required();
   app->add_option("--iterations", f.iterations,
                   "Number of EM iterations J (>= 1), fixed. Default: 3 for a private fit "
-                  "from the private start, 10 from --init random, 100 for --epsilon inf "
-                  "(docs/gmm.md, \"Choosing J\")");
+                  "from the private start (10 when its noise is small for N, K and d: "
+                  "sigma_1 sqrt(d) K / N < 0.006), 10 from --init random, 100 for "
+                  "--epsilon inf (docs/gmm.md, \"Choosing J\"; the model file records J)");
   app->add_option("--covariance", f.covariance, "full, diag or spherical (default full)");
   app->add_option("--estimator", f.estimator,
                   "mle, or map with park2017's priors (default mle)");

@@ -10,6 +10,8 @@
 #ifndef DPEM_MODELS_FIT_DEFAULTS_H_
 #define DPEM_MODELS_FIT_DEFAULTS_H_
 
+#include <cmath>
+
 namespace dpem {
 
 // A private fit from the private start.
@@ -21,11 +23,31 @@ inline constexpr int kDefaultPrivateStartIterations = 3;
 // (100k x 10 with 16 clusters at epsilon 0.1; 100k x 100 with 64 at 1 and
 // 0.1), J = 3 better at r = 0.005 (Gowalla, K = 5, epsilon 1).
 inline constexpr double kNoisyCentreRatio = 0.02;
+// A Gaussian-mixture fit from the private start when its noise is small
+// (internal::DefaultPrivateStartIterations of models/gmm): the papers' J if
+// the same ratio r is below kQuietCentreRatio. From the private start,
+// well-separated Gaussian clusters need 3 iterations at any noise, and
+// each extra one costs them a little; clustered data that is not Gaussian
+// (Gowalla's check-ins) keeps gaining up to J = 10, by more than the
+// mixtures lose once the noise is small (docs/gmm.md, "Choosing J").
+inline constexpr double kQuietCentreRatio = 0.006;
+inline constexpr int kQuietPrivateStartIterations = 10;
 // A private fit from the random start (park2016's and park2017's J = 10).
 inline constexpr int kDefaultRandomStartIterations = 10;
 // A non-private fit (scikit-learn's GaussianMixture max_iter; dpem runs
 // exactly J iterations).
 inline constexpr int kDefaultPlainIterations = 100;
+
+// The ratio r of the two rules above: the standard deviation of the noise
+// on a typical cluster's mean, in units of the ball's radius, were the
+// iterations' whole budget spent on one release: sigma_1 sqrt(d) / (n / K),
+// sigma_1 being the noise on one coordinate of a sum in that release and
+// n / K a cluster's count if they were equal. Public values only.
+inline double CentreNoiseRatio(double sums_noise, long long dimension, int components,
+                               long long n) {
+  return sums_noise * std::sqrt(static_cast<double>(dimension)) *
+         static_cast<double>(components) / static_cast<double>(n);
+}
 
 // The most components the private start serves: its sketch holds up to
 // 10,000 points and the clustering of the sketch M x K distance matrices

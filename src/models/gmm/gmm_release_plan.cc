@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "dpem/models/fit_defaults.h"
+
 namespace dpem::internal {
 namespace {
 
@@ -135,6 +137,19 @@ StatusOr<GmmReleasePlan> MakeGmmReleasePlan(const GmmFitOptions& o,
                                                            o.components, n, o.start_cell_frames));
   }
   return plan;
+}
+
+StatusOr<int> DefaultPrivateStartIterations(const GmmFitOptions& o, Eigen::Index n,
+                                            Eigen::Index d) {
+  GmmFitOptions one = o;
+  one.iterations = 1;
+  DPEM_ASSIGN_OR_RETURN(const CalibrationResult cal, CalibrateGmmFit(one, d));
+  DPEM_ASSIGN_OR_RETURN(const GmmReleasePlan plan, MakeGmmReleasePlan(one, cal, n, d));
+  const double ratio = CentreNoiseRatio(plan.SumsNoise(), d, o.components, n);
+  const bool within = static_cast<long long>(kQuietPrivateStartIterations) * o.components <=
+                      kMaxIterationsTimesComponents;
+  return ratio < kQuietCentreRatio && within ? kQuietPrivateStartIterations
+                                             : kDefaultPrivateStartIterations;
 }
 
 IterationRelease PlanOfIteration(const GmmFitOptions& o, const GmmReleasePlan& plan, int it,

@@ -85,6 +85,20 @@ StatusOr<GmmReleasePlan> MakeGmmReleasePlan(const GmmFitOptions& o,
                                             const CalibrationResult& cal, Eigen::Index n,
                                             Eigen::Index d);
 
+// The default J of a private fit with options `o` (Validate() OK, J
+// unset) from the private start, on n records in d dimensions (docs/gmm.md,
+// "Choosing J"): kQuietPrivateStartIterations if the noise on a typical
+// component's mean, were the iterations' whole budget spent on one release,
+// is small against the unit ball,
+//   r = CentreNoiseRatio(sigma_1, d, K, n) < kQuietCentreRatio
+// (sigma_1: the standard deviation of the noise on one coordinate of a
+// component's sum in that release, GmmReleasePlan::SumsNoise), and if
+// that J keeps J x K within kMaxIterationsTimesComponents; otherwise
+// kDefaultPrivateStartIterations (models/fit_defaults.h). Public values only
+// (n is public under replace-one neighbours); nothing is drawn.
+StatusOr<int> DefaultPrivateStartIterations(const GmmFitOptions& o, Eigen::Index n,
+                                            Eigen::Index d);
+
 // What iteration `it` (1-based) of a private fit with options `o` on
 // d-dimensional data releases, by `plan` (MakeGmmReleasePlan): the
 // covariance type of its statistics (GmmFitOptions::FirstIterationCovariance

@@ -86,7 +86,7 @@ TEST(SphericalFirstIterationTest, AppliesOnlyWhereItsConditionsHold) {
   o = base;
   o.iterations = 1;  // The fit's type would never be released.
   EXPECT_FALSE(o.SphericalFirstIteration(d));
-  o.iterations = 0;  // The private start's default J = 3.
+  o.iterations = 0;  // The private start's default J: 3 (or 10 when quiet), >= 2.
   EXPECT_TRUE(o.SphericalFirstIteration(d));
   o = base;
   o.spherical_first_iteration = false;

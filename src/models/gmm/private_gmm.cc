@@ -221,7 +221,12 @@ StatusOr<GmmFit> FitGmm(const DataMatrix& x, const GmmFitOptions& options, Gener
 }
 
 StatusOr<GmmFit> FitGmm(const RowSource& x, const GmmFitOptions& requested, Generator& gen) {
-  DPEM_ASSIGN_OR_RETURN(const GmmFitOptions options, internal::ResolvedFitOptions(requested));
+  DPEM_ASSIGN_OR_RETURN(GmmFitOptions options, internal::ResolvedFitOptions(requested));
+  if (requested.iterations == 0 && options.IsPrivate() &&
+      options.ResolvedInit() == GmmInit::kPrivate) {
+    DPEM_ASSIGN_OR_RETURN(options.iterations,
+                          internal::DefaultPrivateStartIterations(options, x.rows(), x.cols()));
+  }
   DPEM_RETURN_IF_ERROR(internal::CheckComponentsFitData(x, options.components));
   GmmFit fit;
   DPEM_ASSIGN_OR_RETURN(internal::FitStart start,

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 
 #include "dpem/mechanisms/unsafe_paper_mechanisms.h"
 #include "dpem/mechanisms/joint_release.h"
+#include "dpem/models/fit_defaults.h"
 #include "dpem/random/samplers.h"
 #include "testing/fit_options.h"
 #include "testing/void_reasons.h"
@@ -336,6 +338,51 @@ TEST(PrivateGmmTest, UnsafePaperMechanismsVoidTheGuarantee) {
   GmmFitOptions diag = PrivateOptions(2, 2);
   diag.covariance = CovarianceType::kDiagonal;
   EXPECT_EQ(ValidateWithUnsafeMechanisms(diag), StatusCode::kInvalidArgument);
+}
+
+// sqrt(rho) of a zCDP guarantee converted by rho + 2 sqrt(rho ln(1/delta)).
+double ZcdpRootRho(double epsilon, double delta) {
+  const double l = std::log(1.0 / delta);
+  return -std::sqrt(l) + std::sqrt(l + epsilon);
+}
+
+TEST(PrivateGmmTest, TheDefaultJFromThePrivateStartFollowsTheNoiseRatio) {
+  // Under zCDP the iterations' whole budget (1 - kPrivateStartShare = 0.8 of
+  // rho) in one joint release of sensitivity 1 has sigma = 1 / sqrt(2 * 0.8
+  // rho), and a sum's coordinate carries DefaultJointNoiseSplit's `sums`
+  // scale of it. The documented ratio r = sigma_sums sqrt(d) K / n decides J:
+  // kQuietPrivateStartIterations below kQuietCentreRatio,
+  // kDefaultPrivateStartIterations from it up. An explicit J, the random
+  // start and plain fits are left alone.
+  const Eigen::Index n = 600;
+  const DataMatrix x = ThreeClusters(n, 4);  // d = 2; K = 3 below.
+  const double delta = 1e-5;
+  std::set<int> seen;
+  for (double eps : {1.0, 10.0, 300.0}) {
+    GmmFitOptions o = test_support::MakeGmmOptions(3, 0, eps, delta, 1.0);
+    o.accountant = AccountantKind::kZcdp;
+    const double rho = std::pow(ZcdpRootRho(eps, delta), 2);
+    const double sums_noise = DefaultJointNoiseSplit(CovarianceType::kFull, 2, 3).sums /
+                              std::sqrt(2.0 * 0.8 * rho);
+    const double ratio = sums_noise * std::sqrt(2.0) * 3.0 / static_cast<double>(n);
+    ASSERT_GT(std::abs(ratio / kQuietCentreRatio - 1.0), 0.05) << eps;  // Off the boundary.
+    const int expected =
+        ratio < kQuietCentreRatio ? kQuietPrivateStartIterations : kDefaultPrivateStartIterations;
+    seen.insert(expected);
+    const GmmFit fit = MustFit(x, o, 8);
+    EXPECT_EQ(fit.init, GmmInit::kPrivate) << eps;
+    EXPECT_EQ(fit.iterations, expected) << eps;
+    EXPECT_EQ(fit.guarantee.ledger.releases().size(), 2u + static_cast<size_t>(expected)) << eps;
+    EXPECT_LE(fit.guarantee.epsilon, eps);
+    o.iterations = 4;
+    EXPECT_EQ(MustFit(x, o, 8).iterations, 4) << eps;
+    o.iterations = 0;
+    o.init = GmmInit::kRandom;
+    EXPECT_EQ(MustFit(x, o, 8).iterations, kDefaultRandomStartIterations) << eps;
+  }
+  EXPECT_EQ(seen.size(), 2u);  // Both sides of the threshold were fitted.
+  GmmFitOptions plain = test_support::MakeGmmOptions(3, 0, kInf, 0.0, 1.0);
+  EXPECT_EQ(MustFit(x, plain, 8).iterations, kDefaultPlainIterations);
 }
 
 TEST(PrivateGmmTest, RefusesBadOptionsAndData) {

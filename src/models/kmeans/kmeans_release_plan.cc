@@ -97,8 +97,7 @@ StatusOr<int> DefaultPrivateStartIterations(const KmeansFitOptions& o, Eigen::In
   KmeansFitOptions one = o;
   one.iterations = 1;
   DPEM_ASSIGN_OR_RETURN(const KmeansReleasePlan plan, MakeKmeansReleasePlan(one, n, d));
-  const double ratio = plan.SumsNoiseStddev(d) * std::sqrt(static_cast<double>(d)) *
-                       static_cast<double>(o.components) / static_cast<double>(n);
+  const double ratio = CentreNoiseRatio(plan.SumsNoiseStddev(d), d, o.components, n);
   return ratio >= kNoisyCentreRatio ? 1 : kDefaultPrivateStartIterations;
 }
 

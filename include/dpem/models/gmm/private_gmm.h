@@ -161,6 +161,10 @@ struct GmmFitOptions {
   int components = 0;   // K >= 1, K <= N.
   // J >= 1, or 0 for ResolvedIterations()'s default (models/fit_defaults.h:
   // 3 from the private start, 10 from the random start, 100 for plain EM).
+  // From the private start, FitGmm raises the default to
+  // kQuietPrivateStartIterations (10) when the noise is small for the data's
+  // size (internal::DefaultPrivateStartIterations; docs/gmm.md, "Choosing
+  // J"); GmmFit::iterations says which J ran.
   int iterations = 0;
   CovarianceType covariance = CovarianceType::kFull;
   Estimator estimator = Estimator::kMle;
@@ -285,7 +289,8 @@ struct GmmFitOptions {
   // `init` if set, else DefaultInit().
   GmmInit ResolvedInit() const { return init.value_or(DefaultInit()); }
   // `iterations` if set (> 0), else DefaultIterations(IsPrivate(),
-  // ResolvedInit() == kPrivate).
+  // ResolvedInit() == kPrivate): the J of the options alone (a fit from the
+  // private start may raise it from the data's size; see `iterations`).
   int ResolvedIterations() const {
     return iterations > 0 ? iterations
                           : DefaultIterations(IsPrivate(), ResolvedInit() == GmmInit::kPrivate);
