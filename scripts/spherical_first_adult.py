@@ -3,6 +3,7 @@
 
 Usage: /usr/bin/python3 scripts/spherical_first_adult.py [--dpem PATH]
        [--adult DIR] [--repeats R] [--epsilons E ...] [--components K] [--seed S]
+       [--js J ...]
 
 The six numeric columns of adult.data (age, fnlwgt, education-num,
 capital-gain, capital-loss, hours-per-week; 32,561 rows), each divided by a
@@ -17,7 +18,8 @@ without the cell frames (`--start-cell-frames off`), that with
 full first iteration (`--diagonal-first-iteration off`),
 the opt-in spherical first iteration with its budget schedule
 (`--spherical-first-iteration on`), and that with `--budget-schedule off`,
-unseeded. Prints the held-out mean
+unseeded; with --js, the default fit and the default fit at each J
+instead (docs/gmm.md, "Choosing J"). Prints the held-out mean
 log-likelihood per record, median [25%, 75%], and the medians of the paired
 differences from the default. Needs numpy
 (/usr/bin/python3).
@@ -66,7 +68,13 @@ def main():
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.5, 1.0, 4.0])
     parser.add_argument("--components", type=int, default=5)
     parser.add_argument("--seed", type=int, default=20261124)
+    parser.add_argument("--js", type=int, nargs="+", default=[],
+                        help="compare the default fit with the same at each J instead")
     args = parser.parse_args()
+    variants = VARIANTS
+    if args.js:
+        variants = {"default": []}
+        variants.update({f"J = {j}": ["--iterations", str(j)] for j in args.js})
     x = load(args.adult)
     rng = np.random.default_rng(args.seed)
     results = {}
@@ -82,20 +90,20 @@ def main():
             np.save(train, x[order[:cut]])
             np.save(test, x[order[cut:]])
             for eps in args.epsilons:
-                for name, flags in VARIANTS.items():
+                for name, flags in variants.items():
                     jobs.setdefault((eps, name), []).append(pool.submit(
                         fit_and_score, args.dpem, train, test, args.components, eps, flags,
                         workdir, str(next(tags))))
         results = {key: np.array([f.result() for f in v]) for key, v in jobs.items()}
-    others = [name for name in VARIANTS if name != "default"]
+    others = [name for name in variants if name != "default"]
     print(f"Adult, 6 numeric columns, K = {args.components} full, {args.repeats} splits: "
           "held-out log-likelihood per record, median [25%, 75%]\n")
-    print("| epsilon | " + " | ".join(VARIANTS) + " | "
+    print("| epsilon | " + " | ".join(variants) + " | "
           + " | ".join(f"{name} - default (paired median)" for name in others) + " |")
-    print("|---:|" + "---|" * (len(VARIANTS) + len(others)))
+    print("|---:|" + "---|" * (len(variants) + len(others)))
     for eps in args.epsilons:
         cells = []
-        for name in VARIANTS:
+        for name in variants:
             q = np.percentile(results[(eps, name)], [25, 50, 75])
             cells.append(f"{q[1]:.3f} [{q[0]:.3f}, {q[2]:.3f}]")
         for name in others:
