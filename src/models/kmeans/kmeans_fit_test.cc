@@ -7,10 +7,12 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <random>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "dpem/models/kmeans/kmeans_model_io.h"
 #include "testing/fit_options.h"
@@ -369,6 +371,32 @@ TEST(KmeansModelIoTest, RoundTripAndDamagedFiles) {
   std::string damaged = text;
   damaged.replace(damaged.find("\"centres\""), 9, "\"centers\"");
   EXPECT_FALSE(KmeansModelIo::FromJson(damaged).ok());
+}
+
+TEST(KmeansModelIoTest, ReadsBackAndChecksTheNoiseMultipliers) {
+  Generator gen = Generator::FromSeed(5);
+  const KmeansFit fit = *FitKmeans(Blobs(30, 5), Options(KmeansMethod::kCdpLaplace, 1.0), gen);
+  ASSERT_EQ(fit.guarantee.noise_multipliers.size(), 2u);  // Counts and sums.
+  const nlohmann::json model = nlohmann::json::parse(KmeansModelIo::ToJson(fit));
+  const StatusOr<KmeansFit> back = KmeansModelIo::FromJson(model.dump());
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->guarantee.noise_multipliers, fit.guarantee.noise_multipliers);
+  const auto refused = [&](const nlohmann::json& z) {
+    nlohmann::json bad = model;
+    if (z.is_null()) {
+      bad["privacy"].erase("noise_multipliers");
+    } else {
+      bad["privacy"]["noise_multipliers"] = z;
+    }
+    const StatusOr<KmeansFit> r = KmeansModelIo::FromJson(bad.dump());
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << z.dump();
+    EXPECT_NE(r.status().message().find("noise_multipliers"), std::string::npos) << z.dump();
+  };
+  refused(nullptr);                                // Missing.
+  refused(nlohmann::json::array({1.0}));           // One for cdp-laplace's two releases.
+  refused(nlohmann::json::array({1.0, -2.0}));     // Not positive.
+  refused(nlohmann::json::array({1.0, "x"}));      // Not a number.
+  refused(nlohmann::json::array({1.0, std::numeric_limits<double>::infinity()}));  // null.
 }
 
 }  // namespace

@@ -2,10 +2,12 @@
 // parts (format, version, n, iterations, domain, guarantee with its ledger,
 // seed) are written and read by pipeline/model_file.h; this file's
 // ModelFileFormat<KmeansFit> adds the method, the start, the centres and
-// the noise multipliers, and checks the ledger's length.
+// the noise multipliers (read back and checked), and checks the ledger's
+// length.
 #include "dpem/models/kmeans/kmeans_model_io.h"
 
 #include <optional>
+#include <string>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -73,6 +75,25 @@ Status CheckLedger(const KmeansFit& fit) {
   return internal::CheckStartInLedger(fit.guarantee.ledger, fit.init == KmeansInit::kPrivate);
 }
 
+// A private model's noise multipliers, as AddFields writes them: positive
+// and finite, two for cdp-laplace's counts and sums, one otherwise.
+Status NoiseMultipliersFrom(const json& model, KmeansFit& fit) {
+  fit.guarantee.noise_multipliers.clear();
+  if (!fit.guarantee.is_private) return OkStatus();
+  DPEM_ASSIGN_OR_RETURN(const json* privacy, internal::Field(model, "privacy"));
+  DPEM_ASSIGN_OR_RETURN(const json* z, internal::Field(*privacy, "noise_multipliers"));
+  DPEM_ASSIGN_OR_RETURN(fit.guarantee.noise_multipliers,
+                        internal::FiniteNumbersFrom(*z, "privacy.noise_multipliers",
+                                                    internal::kPositiveNumber));
+  const std::size_t expected = fit.method == KmeansMethod::kCdpLaplace ? 2 : 1;
+  if (fit.guarantee.noise_multipliers.size() != expected) {
+    return InvalidArgumentError("privacy.noise_multipliers must hold " +
+                                std::to_string(expected) + " number(s) for method " +
+                                std::string(KmeansMethodName(fit.method)));
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 template <>
@@ -93,7 +114,7 @@ Status internal::ModelFileFormat<KmeansFit>::ReadFields(const json& model, Kmean
   DPEM_ASSIGN_OR_RETURN(fit.centres, CentresFrom(model));
   DPEM_RETURN_IF_ERROR(internal::CheckCenterLength(fit.domain, fit.centres.cols()));
   DPEM_RETURN_IF_ERROR(CheckLedger(fit));
-  return OkStatus();
+  return NoiseMultipliersFrom(model, fit);
 }
 
 template struct ModelIo<KmeansFit>;
