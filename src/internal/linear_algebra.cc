@@ -21,19 +21,23 @@ StatusOr<Eigen::MatrixXd> ClampEigenvalues(const Eigen::MatrixXd& sym, double lo
   return Eigen::MatrixXd(0.5 * (reassembled + reassembled.transpose()));
 }
 
-void ProjectOntoUnitBall(Eigen::Ref<Eigen::RowVectorXd, 0, Eigen::InnerStride<>> v) {
-  if (!v.allFinite()) {
+void ProjectOntoBall(Eigen::Ref<Eigen::RowVectorXd, 0, Eigen::InnerStride<>> v, double radius) {
+  if (!v.allFinite() || !(radius > 0.0)) {
     v.setZero();
     return;
   }
   const double norm = v.norm();
   if (std::isfinite(norm)) {
-    if (norm > 1.0) v /= norm;
+    if (norm > radius) v /= norm / radius;
     return;
   }
   // ||v|| overflows: v / max|v_j| has a norm in [1, sqrt(d)].
   v /= v.cwiseAbs().maxCoeff();
-  v /= v.norm();
+  v /= v.norm() / radius;
+}
+
+void ProjectOntoUnitBall(Eigen::Ref<Eigen::RowVectorXd, 0, Eigen::InnerStride<>> v) {
+  ProjectOntoBall(v, 1.0);
 }
 
 }  // namespace dpem::internal

@@ -19,9 +19,14 @@ namespace dpem::internal {
 // `sym` is symmetric and finite. Never fails for such input.
 StatusOr<Eigen::MatrixXd> ClampEigenvalues(const Eigen::MatrixXd& sym, double lo, double hi);
 
-// Projects `v` onto the closed unit ball: v / ||v|| if ||v|| > 1, computed
-// without overflow for any finite entries (a vector with a non-finite entry
-// becomes 0). The models' domain projection of means and centres.
+// Projects `v` onto the closed ball of radius `radius` about the origin:
+// v / (||v|| / radius) if ||v|| > radius, computed without overflow for any
+// finite entries; 0 if radius <= 0 or v has a non-finite entry. The
+// post-processing of noisy sums onto the ball their noisy count allows
+// (the private start).
+void ProjectOntoBall(Eigen::Ref<Eigen::RowVectorXd, 0, Eigen::InnerStride<>> v, double radius);
+
+// ProjectOntoBall(v, 1): the models' domain projection of means and centres.
 void ProjectOntoUnitBall(Eigen::Ref<Eigen::RowVectorXd, 0, Eigen::InnerStride<>> v);
 
 }  // namespace dpem::internal

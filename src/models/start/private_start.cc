@@ -26,17 +26,6 @@ Eigen::MatrixXd SquaredDistances(const Eigen::MatrixXd& points, const Eigen::Mat
   return d2.cwiseMax(0.0);
 }
 
-// Projects v onto the ball of radius `radius` around the origin (onto the
-// origin if radius <= 0).
-void ProjectOntoBall(Eigen::RowVectorXd& v, double radius) {
-  const double norm = v.norm();
-  if (radius <= 0.0) {
-    v.setZero();
-  } else if (norm > radius) {
-    v *= radius / norm;
-  }
-}
-
 // Draws an index with probability proportional to `mass` (>= 0, sum > 0).
 Eigen::Index DrawProportional(const Eigen::VectorXd& mass, Generator& gen) {
   const double target = gen.UniformOpen01() * mass.sum();
