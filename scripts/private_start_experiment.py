@@ -30,10 +30,12 @@ full first iteration). Reference:
 scikit-learn's best of 10 k-means++ starts (n_init=10, max_iter=500). Prints,
 per mixture, the fraction of fits whose held-out mean log-likelihood is
 within 0.05 nats per record of the reference's, and the median gap, as a
-Markdown table. Needs numpy and scikit-learn (/usr/bin/python3).
+Markdown table; a default-J column (--iterations 0) also says which J its
+fits ran ("[J = 10]"). Needs numpy and scikit-learn (/usr/bin/python3).
 """
 import argparse
 import concurrent.futures
+import json
 import os
 import subprocess
 import tempfile
@@ -46,6 +48,7 @@ from gmm_init_experiment import N_TEST, N_TRAIN, TOLERANCE, draw_mixture, sample
 from lib.scoring import held_out_log_likelihood
 
 DEFAULT_SCENARIOS = ["3x2", "5x3", "8x5", "6x8", "10x4", "10x10"]  # K x d
+DEFAULT_JS = {}  # (training file, init) -> the J that the default-J fits ran.
 
 
 def public_radius(mixture):
@@ -92,6 +95,9 @@ def private_fit(args, train, test, k, j, init, flags, radius, workdir, tag):
     if j > 0:  # 0: dpem's default J.
         cmd += ["--iterations", str(j)]
     subprocess.run(cmd, check=True, capture_output=True)
+    if j == 0:  # Which J the default ran (docs/gmm.md, "Choosing J").
+        with open(model) as f:
+            DEFAULT_JS.setdefault((train, init), set()).add(json.load(f)["iterations"])
     return held_out_log_likelihood(args.dpem, model, test)
 
 
@@ -113,6 +119,13 @@ def run_scenario(args, k, d, rng, workdir, pool):
             for f in range(args.fits)]
     runs = {key: np.array([f.result() for f in futures]) for key, futures in jobs.items()}
     return ref, radius, runs
+
+
+def ran_j(train, init, j):
+    """For a default-J column: the J its fits ran, e.g. " [J = 10]"."""
+    if j > 0:
+        return ""
+    return " [J = " + "/".join(str(x) for x in sorted(DEFAULT_JS.get((train, init), ()))) + "]"
 
 
 def columns(args):
@@ -147,7 +160,8 @@ def main():
             k, d = (int(v) for v in scenario.split("x"))
             ref, radius, runs = run_scenario(args, k, d, rng, workdir, pool)
             cells = [f"{int(np.sum(v >= ref - TOLERANCE))}/{len(v)} ({np.median(ref - v):.3f})"
-                     for v in runs.values()]
+                     + ran_j(os.path.join(workdir, f"train-{k}-{d}.npy"), init, j)
+                     for (init, j, _), v in runs.items()]
             print(f"| {k} | {d} | {radius:.1f} | {ref:.3f} | " + " | ".join(cells) + " |",
                   flush=True)
     print(f"\n({time.time() - start:.0f} s; mixture seed {args.seed})")
