@@ -10,6 +10,9 @@ Checks (docs/distributed.md):
     fit with frames and the private start, plain GMM from k-means++, GGG/LLG,
     k-means, factor analysis, gradient EM), with the shards given as one
     .npy cut into row ranges or as one file per rank ({rank});
+  * a GMM fit that leaves J to its default at a large epsilon runs the quiet
+    J = 10 of the whole table's N on every rank (3-D, and 6-D with the
+    diagonal first iteration's schedule of 10 weights);
   * a bad shard on one rank: exit 2 on all, one line naming the rank, no
     model file, nothing charged to the budget;
   * score, predict and transform over the shards print or write what they
@@ -144,6 +147,14 @@ def main():
                              "--data-norm", "10", "--mechanisms", "LLG", "--covariance", "diag"],
         "gmm data-norm auto": ["fit", "gmm", "--components", "3", "--epsilon", "1", "--delta", "1e-5",
                                "--data-norm", "auto", "--bounds-epsilon", "0.2"],
+        # J left to its default at an epsilon where the noise is small for N
+        # (docs/gmm.md, "Choosing J"): 10 iterations, chosen by every rank
+        # from the whole table's N; in 6-D also the diagonal first
+        # iteration's schedule of 10 weights.
+        "gmm quiet default J": ["fit", "gmm", "--components", "3", "--epsilon", "1000", "--delta",
+                                "1e-5", "--data-norm", "10"],
+        "gmm quiet default J, 6-D": ["fit", "gmm", "--components", "3", "--epsilon", "1000",
+                                     "--delta", "1e-5", "--data-norm", "10"],
         "kmeans cdp-gauss": ["fit", "kmeans", "--components", "3", "--epsilon", "1", "--delta", "1e-5",
                              "--data-norm", "10", "--method", "cdp-gauss"],
         "fa private": ["fit", "fa", "--factors", "2", "--epsilon", "1", "--delta", "1e-5",
@@ -151,12 +162,33 @@ def main():
     }
     gem_case = ["fit", "gradient-em", "--model", "rmc", "--method", "dp", "--iterations", "5",
                 "--sigma", "1", "--tau", "10", "--epsilon", "1", "--delta", "1e-5", "--json"]
+    # Under zCDP at epsilon 1000, delta 1e-5 (rho about 807, 0.8 of it to the
+    # iterations) one release's noise on a sum's coordinate is s / sqrt(1.6 rho)
+    # = 0.028 s, s the joint split's sums scale (a few units), so
+    # r = sigma_1 sqrt(d) K / N is about 3.4e-5 s for N = 6007, d = 6, K = 3,
+    # far below 0.006 (RDP, the default, calibrates less noise still): J = 10.
+    # The one-process file says so; the ranks' files are the same bytes, so
+    # every rank ran that J (from the whole table's N, not its shard's).
+    x6 = np.concatenate([rng.normal(c, 1.0, (n // 3 + (i < n % 3), 6)) for i, c in enumerate((-4, 0, 4))])
+    rng.shuffle(x6)
+    np.save(os.path.join(tmp, "x6.npy"), x6)
+    inputs = {"gmm quiet default J, 6-D": "x6.npy"}
+    quiet = {"gmm quiet default J": 10, "gmm quiet default J, 6-D": 10}
     for name, args in cases.items():
-        data = os.path.join(tmp, "x.npy")
+        data = os.path.join(tmp, inputs.get(name, "x.npy"))
         one = os.path.join(tmp, "one.json")
         r = run([DPEM] + args + common + ["--input", data, "--output", one])
         check(r.returncode == 0, "%s: one process: %s" % (name, r.stderr.strip()[-200:]))
         expected = json.load(open(one))
+        if name in quiet:
+            check(expected["iterations"] == quiet[name] and expected["n"] == n and
+                  len(expected["privacy"]["releases"]) == 2 + quiet[name],
+                  "%s: J = %d of N = %d, 2 + J releases (got J = %s)" %
+                  (name, quiet[name], n, expected["iterations"]))
+            if name.endswith("6-D"):
+                weights = expected["privacy"]["iteration_weights"]
+                check(len(weights) == 10 and weights[0] == 0.5 and weights[-1] == 1.5,
+                      "%s: the diagonal first iteration's schedule of 10 weights" % name)
         for ranks in (1, 2, 3, 4):
             for form, path in (("row ranges", data), ("{rank} files", shards(data, ranks))):
                 out = os.path.join(tmp, "dist.json")

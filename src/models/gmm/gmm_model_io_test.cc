@@ -10,6 +10,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "dpem/mechanisms/joint_release.h"
+#include "dpem/models/fit_defaults.h"
 #include "dpem/random/samplers.h"
 #include "testing/fit_options.h"
 
@@ -298,6 +300,97 @@ TEST(GmmModelIoTest, HostileDimensionsAreRefusedWithoutAllocating) {
   EXPECT_EQ(fit.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(fit.status().message().find("means"), std::string::npos);
   EXPECT_EQ(GmmModelIo::FromJson("[]").status().code(), StatusCode::kInvalidArgument);
+}
+
+
+// A private fit that leaves J at its default, from the private start, in
+// d = 6 with full covariances (so its first iteration is diagonal and the
+// budget follows a schedule), at an epsilon where the noise is small for the
+// data's size (r < kQuietCentreRatio: docs/gmm.md, "Choosing J") and at one
+// where it is not. Under zCDP everything it should record follows from
+// (epsilon, delta) alone: rho solves rho + 2 sqrt(rho ln(1/delta)) =
+// epsilon; the iterations get 1 - kPrivateStartShare = 0.8 of it; a joint
+// release of sensitivity 1 at multiplier z costs 1 / (2 z^2), so the J
+// scheduled iterations (weights summing to J) have the unit multiplier
+// z = sqrt(J / (2 * 0.8 rho)), and iteration j's is z / sqrt(w_j).
+TEST(GmmModelIoTest, RoundTripsADefaultJFitWithTheDiagonalSchedule) {
+  const Eigen::Index n = 3000, d = 6;
+  const int k = 3;
+  Generator data_gen = Generator::FromSeed(4);
+  DataMatrix x(n, d);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    for (Eigen::Index j = 0; j < d; ++j) {
+      x(i, j) = 0.15 * SampleStandardNormal(data_gen) + (j == i % k ? 0.8 : 0.0);
+    }
+  }
+  const double delta = 1e-5, l = std::log(1.0 / delta);
+  struct Case {
+    double epsilon;
+    int iterations;  // The documented default J at this epsilon.
+  };
+  // r at J = 1 is about 0.0012 at epsilon 50 and 0.07 at 0.5 (asserted below).
+  for (const Case c : {Case{50.0, 10}, Case{0.5, 3}}) {
+    SCOPED_TRACE("epsilon " + std::to_string(c.epsilon));
+    const double rho = std::pow(std::sqrt(l + c.epsilon) - std::sqrt(l), 2);
+    // The ratio of the rule: the whole iterations' budget in one full release.
+    const double one_release_sums =
+        DefaultJointNoiseSplit(CovarianceType::kFull, d, k).sums / std::sqrt(1.6 * rho);
+    const double ratio = one_release_sums * std::sqrt(static_cast<double>(d)) * k / n;
+    if (c.iterations == 10) {
+      ASSERT_LT(ratio, 0.5 * kQuietCentreRatio);
+    } else {
+      ASSERT_GT(ratio, 2.0 * kQuietCentreRatio);
+    }
+    GmmFitOptions o = test_support::MakeGmmOptions(k, /*iterations=*/0, c.epsilon, delta,
+                                                   /*data_norm=*/2.0);
+    o.accountant = AccountantKind::kZcdp;
+    Generator gen = Generator::FromSeed(12);
+    const StatusOr<GmmFit> fit = FitGmm(x, o, gen);
+    ASSERT_TRUE(fit.ok()) << fit.status().ToString();
+    const int j = c.iterations;
+    EXPECT_EQ(fit->init, GmmInit::kPrivate);
+    ASSERT_EQ(fit->iterations, j);
+    const GmmGuarantee& g = fit->guarantee;
+    EXPECT_TRUE(g.diagonal_first_iteration);
+    // The diagonal schedule: 0.5, then (J - 0.5 - 1.5) / (J - 2) = 1 each, then 1.5.
+    std::vector<double> w(static_cast<size_t>(j), 1.0);
+    w.front() = 0.5;
+    w.back() = 1.5;
+    ASSERT_EQ(g.iteration_weights.size(), w.size());
+    for (size_t i = 0; i < w.size(); ++i) EXPECT_NEAR(g.iteration_weights[i], w[i], 1e-12) << i;
+    ASSERT_EQ(g.noise_multipliers.size(), 1u);
+    const double z = std::sqrt(j / (1.6 * rho));
+    EXPECT_NEAR(g.noise_multipliers[0] / z, 1.0, 1e-3);
+    // The start's two releases, then one joint release per iteration at its
+    // scheduled multiplier.
+    ASSERT_EQ(g.ledger.size(), 2u + static_cast<size_t>(j));
+    for (int it = 1; it <= j; ++it) {
+      const Release& r = g.ledger.releases()[static_cast<size_t>(1 + it)];
+      EXPECT_EQ(r.label.rfind("iteration " + std::to_string(it) + " / ", 0), 0u) << r.label;
+      EXPECT_NEAR(r.noise_scale / r.sensitivity / (z / std::sqrt(w[static_cast<size_t>(it - 1)])),
+                  1.0, 1e-3)
+          << it;
+    }
+    EXPECT_LE(g.epsilon, c.epsilon);
+    EXPECT_GE(g.epsilon, 0.99 * c.epsilon);
+    // The file records J and reads back with its ledger and schedule.
+    const std::string text = GmmModelIo::ToJson(*fit);
+    nlohmann::json file = nlohmann::json::parse(text);
+    EXPECT_EQ(file["iterations"], j);
+    EXPECT_EQ(file["privacy"]["iteration_weights"].size(), static_cast<size_t>(j));
+    const StatusOr<GmmFit> back = GmmModelIo::FromJson(text);
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ(back->iterations, j);
+    EXPECT_EQ(back->guarantee.iteration_weights, g.iteration_weights);
+    EXPECT_EQ(back->guarantee.ledger.size(), g.ledger.size());
+    EXPECT_EQ(ComputeEpsilon(back->guarantee.ledger, back->guarantee.delta,
+                             back->guarantee.accountant)
+                  .value(),
+              g.epsilon);
+    // The other default J against this ledger is refused.
+    file["iterations"] = j == 10 ? 3 : 10;
+    EXPECT_FALSE(GmmModelIo::FromJson(file.dump()).ok());
+  }
 }
 
 }  // namespace

@@ -20,7 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "dpem/accounting/accountant.h"
 #include "dpem/mechanisms/joint_release.h"
+#include "dpem/models/fit_defaults.h"
 #include "dpem/models/gmm/private_gmm.h"
 #include "models/gmm/gmm_release_plan.h"
 #include "testing/fit_options.h"
@@ -238,6 +240,85 @@ TEST(GmmBudgetScheduleTest, TheModelFileCheckAcceptsTheRulesSchedulesOnly) {
     EXPECT_EQ(CheckGmmIterationWeights(bad, 2).code(), StatusCode::kInvalidArgument)
         << bad.size() << " weights";
   }
+}
+
+
+// The pre-data steps of a private fit with options `o` (its J resolved) on
+// n records in d dimensions, as FitGmm takes them: the calibration, the plan
+// and the check of every release (CheckGmmReleases).
+Status PlanAndCheck(const GmmFitOptions& o, Eigen::Index n, Eigen::Index d) {
+  DPEM_ASSIGN_OR_RETURN(const CalibrationResult cal, CalibrateGmmFit(o, d));
+  DPEM_ASSIGN_OR_RETURN(const GmmReleasePlan plan, MakeGmmReleasePlan(o, cal, n, d));
+  return CheckGmmReleases(o, plan, d);
+}
+
+// The default J from the private start (DefaultPrivateStartIterations) is
+// either kDefaultPrivateStartIterations or kQuietPrivateStartIterations; it
+// is chosen wherever J = 3 would plan, and the J it picks plans and passes
+// the pre-data check of every release (CheckGmmReleases) too, so a fit left
+// at the default does not refuse where J = 3 ran. It never falls as N grows
+// or epsilon rises (the noise ratio only shrinks). Every accountant but the
+// two slow ones (advanced, kov), every mechanism and sampling, N up to 2e6.
+// Known exceptions beyond this grid (a review, 2026-11-25): the linear
+// accountant with GGG or LLG at epsilon <= 0.1 and N >= 1e7 (the J = 10
+// calibration cannot certify the target), and discrete noise in d >= 40 at
+// epsilon <= 1e-3 and N >= 1e10 (the grid check at J = 10's multipliers).
+TEST(GmmDefaultIterationsTest, TheQuietJPlansWhereverThreeDid) {
+  int quiet = 0, usual = 0;
+  for (AccountantKind accountant : AllAccountants()) {
+    if (accountant == AccountantKind::kAdvanced || accountant == AccountantKind::kKov) continue;
+    for (GmmMechanisms m : {GmmMechanisms::kJoint, GmmMechanisms::kGgg, GmmMechanisms::kLlg}) {
+      for (NoiseSampling sampling : {NoiseSampling::kDiscrete, NoiseSampling::kContinuous}) {
+        for (CovarianceType type : {kFull, kSpherical}) {
+          for (Eigen::Index d : {2, 6, 40}) {
+            for (int k : {2, 5}) {  // K = 1 starts at random.
+              int last_j = 0;
+              for (double epsilon : {0.1, 1.0, 30.0, 3000.0}) {
+                int smaller_n_j = 0;
+                for (Eigen::Index n : {Eigen::Index{2000}, Eigen::Index{2000000}}) {
+                  SCOPED_TRACE(std::string(AccountantName(accountant)) + ", " +
+                               std::string(GmmMechanismsName(m)) + ", " +
+                               (sampling == NoiseSampling::kDiscrete ? "discrete" : "continuous") +
+                               ", " + std::string(CovarianceTypeName(type)) + ", d " +
+                               std::to_string(d) + ", K " + std::to_string(k) + ", epsilon " +
+                               std::to_string(epsilon) + ", n " + std::to_string(n));
+                  GmmFitOptions o = test_support::MakeGmmOptions(k, 0, epsilon, 1e-5, 1.0);
+                  o.accountant = accountant;
+                  o.mechanisms = m;
+                  o.noise_sampling = sampling;
+                  o.covariance = type;
+                  ASSERT_TRUE(o.Validate().ok());
+                  GmmFitOptions three = o;
+                  three.iterations = o.ResolvedIterations();
+                  ASSERT_EQ(three.iterations, kDefaultPrivateStartIterations);
+                  if (!PlanAndCheck(three, n, d).ok()) continue;
+                  const StatusOr<int> j = DefaultPrivateStartIterations(three, n, d);
+                  ASSERT_TRUE(j.ok()) << j.status().ToString();
+                  ASSERT_TRUE(*j == kDefaultPrivateStartIterations ||
+                              *j == kQuietPrivateStartIterations)
+                      << *j;
+                  ++(*j == kQuietPrivateStartIterations ? quiet : usual);
+                  GmmFitOptions chosen = three;
+                  chosen.iterations = *j;
+                  const Status planned = PlanAndCheck(chosen, n, d);
+                  EXPECT_TRUE(planned.ok()) << "J " << *j << ": " << planned.ToString();
+                  EXPECT_GE(*j, smaller_n_j);
+                  smaller_n_j = *j;
+                  if (n == 2000) {
+                    EXPECT_GE(*j, last_j);
+                    last_j = *j;
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  // Both defaults were met.
+  EXPECT_GT(quiet, 0);
+  EXPECT_GT(usual, 0);
 }
 
 }  // namespace
