@@ -92,10 +92,13 @@ StatusOr<GmmReleasePlan> MakeGmmReleasePlan(const GmmFitOptions& o,
 // is small against the unit ball,
 //   r = CentreNoiseRatio(sigma_1, d, K, n) < kQuietCentreRatio
 // (sigma_1: the standard deviation of the noise on one coordinate of a
-// component's sum in that release, GmmReleasePlan::SumsNoise), and if
-// that J keeps J x K within kMaxIterationsTimesComponents; otherwise
-// kDefaultPrivateStartIterations (models/fit_defaults.h). Public values only
-// (n is public under replace-one neighbours); nothing is drawn.
+// component's sum in that release, from GmmReleasePlan::SumsNoise), and if
+// a fit at that J can be made: J x K within kMaxIterationsTimesComponents,
+// its calibration certifies the target and CheckGmmReleases passes (a
+// review found corners where J = 3 plans and J = 10 does not: the linear
+// accountant at small epsilon and very large n, discrete grids in high d);
+// otherwise kDefaultPrivateStartIterations (models/fit_defaults.h). Public
+// values only (n is public under replace-one neighbours); nothing is drawn.
 StatusOr<int> DefaultPrivateStartIterations(const GmmFitOptions& o, Eigen::Index n,
                                             Eigen::Index d);
 

@@ -259,10 +259,11 @@ Status PlanAndCheck(const GmmFitOptions& o, Eigen::Index n, Eigen::Index d) {
 // at the default does not refuse where J = 3 ran. It never falls as N grows
 // or epsilon rises (the noise ratio only shrinks). Every accountant but the
 // two slow ones (advanced, kov), every mechanism and sampling, N up to 2e6.
-// Known exceptions beyond this grid (a review, 2026-11-25): the linear
-// accountant with GGG or LLG at epsilon <= 0.1 and N >= 1e7 (the J = 10
-// calibration cannot certify the target), and discrete noise in d >= 40 at
-// epsilon <= 1e-3 and N >= 1e10 (the grid check at J = 10's multipliers).
+// Beyond this grid a review (2026-11-25) found corners where J = 10 cannot be
+// planned while J = 3 can (the linear accountant with GGG or LLG at epsilon
+// <= 0.1 and N >= 1e7; discrete noise in d >= 40 at epsilon <= 1e-3 and
+// N >= 1e10); there the default stays 3 (the test after this one), so J
+// may fall as N grows in those corners only.
 TEST(GmmDefaultIterationsTest, TheQuietJPlansWhereverThreeDid) {
   int quiet = 0, usual = 0;
   for (AccountantKind accountant : AllAccountants()) {
@@ -319,6 +320,32 @@ TEST(GmmDefaultIterationsTest, TheQuietJPlansWhereverThreeDid) {
   // Both defaults were met.
   EXPECT_GT(quiet, 0);
   EXPECT_GT(usual, 0);
+}
+
+// The review's corner: the linear accountant with GGG at epsilon 0.01 on
+// n = 1e7 records in d = 6, K = 2. The noise ratio is quiet, J = 3 plans,
+// J = 10 cannot be certified: the default stays 3, so a fit left at the
+// default runs where J = 3 runs.
+TEST(GmmDefaultIterationsTest, StaysAtThreeWhereTenCannotBePlanned) {
+  const Eigen::Index n = 10000000, d = 6;
+  GmmFitOptions o = test_support::MakeGmmOptions(2, 0, 0.01, 1e-5, 1.0);
+  o.accountant = AccountantKind::kLinear;
+  o.mechanisms = GmmMechanisms::kGgg;
+  ASSERT_TRUE(o.Validate().ok());
+  GmmFitOptions one = o;
+  one.iterations = 1;
+  const CalibrationResult cal = *CalibrateGmmFit(one, d);
+  const GmmReleasePlan plan = *MakeGmmReleasePlan(one, cal, n, d);
+  ASSERT_EQ(plan.sums.mechanism, MechanismKind::kGaussian);
+  ASSERT_LT(plan.SumsNoise() * std::sqrt(6.0) * 2.0 / 1e7, kQuietCentreRatio);  // Quiet.
+  GmmFitOptions three = o, ten = o;
+  three.iterations = kDefaultPrivateStartIterations;
+  ten.iterations = kQuietPrivateStartIterations;
+  ASSERT_TRUE(PlanAndCheck(three, n, d).ok());
+  ASSERT_FALSE(PlanAndCheck(ten, n, d).ok());
+  const StatusOr<int> j = DefaultPrivateStartIterations(three, n, d);
+  ASSERT_TRUE(j.ok()) << j.status().ToString();
+  EXPECT_EQ(*j, kDefaultPrivateStartIterations);
 }
 
 }  // namespace
