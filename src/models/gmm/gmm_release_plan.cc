@@ -139,23 +139,13 @@ StatusOr<GmmReleasePlan> MakeGmmReleasePlan(const GmmFitOptions& o,
   return plan;
 }
 
-namespace {
-
-// Whether a fit with options `o` at J = `iterations` on n records in d
-// dimensions can be calibrated, planned and its releases checked
-// (CheckGmmReleases). Public values only; nothing is drawn.
-bool CanPlan(GmmFitOptions o, int iterations, Eigen::Index n, Eigen::Index d) {
-  o.iterations = iterations;
-  if (static_cast<long long>(iterations) * o.components > kMaxIterationsTimesComponents) {
-    return false;
-  }
-  const StatusOr<CalibrationResult> cal = CalibrateGmmFit(o, d);
-  if (!cal.ok()) return false;
-  const StatusOr<GmmReleasePlan> plan = MakeGmmReleasePlan(o, *cal, n, d);
-  return plan.ok() && CheckGmmReleases(o, *plan, d).ok();
+StatusOr<GmmFitPlan> PlanGmmFit(const GmmFitOptions& o, Eigen::Index n, Eigen::Index d) {
+  GmmFitPlan p;
+  DPEM_ASSIGN_OR_RETURN(p.cal, CalibrateGmmFit(o, d));
+  DPEM_ASSIGN_OR_RETURN(p.plan, MakeGmmReleasePlan(o, p.cal, n, d));
+  DPEM_RETURN_IF_ERROR(CheckGmmReleases(o, p.plan, d));
+  return p;
 }
-
-}  // namespace
 
 StatusOr<int> DefaultPrivateStartIterations(const GmmFitOptions& o, Eigen::Index n,
                                             Eigen::Index d) {
@@ -163,13 +153,14 @@ StatusOr<int> DefaultPrivateStartIterations(const GmmFitOptions& o, Eigen::Index
   one.iterations = 1;
   DPEM_ASSIGN_OR_RETURN(const CalibrationResult cal, CalibrateGmmFit(one, d));
   DPEM_ASSIGN_OR_RETURN(const GmmReleasePlan plan, MakeGmmReleasePlan(one, cal, n, d));
-  // The standard deviation: Laplace(b) (LLG's sums) has variance 2 b^2.
-  const bool laplace = !plan.joint && plan.sums.mechanism == MechanismKind::kLaplace;
-  const double sigma_1 = (laplace ? std::sqrt(2.0) : 1.0) * plan.SumsNoise();
-  const bool quiet = CentreNoiseRatio(sigma_1, d, o.components, n) < kQuietCentreRatio;
-  return quiet && CanPlan(o, kQuietPrivateStartIterations, n, d)
-             ? kQuietPrivateStartIterations
-             : kDefaultPrivateStartIterations;
+  if (!(CentreNoiseRatio(plan.SumsNoiseStddev(), d, o.components, n) < kQuietCentreRatio)) {
+    return kDefaultPrivateStartIterations;
+  }
+  // The quiet J only if a fit at it is valid (J x K within bounds) and plans.
+  GmmFitOptions quiet = o;
+  quiet.iterations = kQuietPrivateStartIterations;
+  const bool plans = quiet.Validate().ok() && PlanGmmFit(quiet, n, d).ok();
+  return plans ? kQuietPrivateStartIterations : kDefaultPrivateStartIterations;
 }
 
 IterationRelease PlanOfIteration(const GmmFitOptions& o, const GmmReleasePlan& plan, int it,

@@ -10,6 +10,7 @@
 #define DPEM_MODELS_GMM_GMM_RELEASE_PLAN_H_
 
 #include <Eigen/Core>
+#include <cmath>
 
 #include <optional>
 #include <vector>
@@ -48,6 +49,12 @@ struct GmmReleasePlan {
   double SumsNoise() const { return joint ? split.sums * joint_multiplier : sums.NoiseScale(); }
   double SecondNoise() const {
     return joint ? split.second * joint_multiplier : second.NoiseScale();
+  }
+  // The standard deviation of the noise on a sum's coordinate: SumsNoise,
+  // times sqrt(2) for LLG's Laplace sums (Laplace(b) has variance 2 b^2).
+  double SumsNoiseStddev() const {
+    const bool laplace = !joint && sums.mechanism == MechanismKind::kLaplace;
+    return (laplace ? std::sqrt(2.0) : 1.0) * SumsNoise();
   }
 };
 
@@ -101,6 +108,18 @@ StatusOr<GmmReleasePlan> MakeGmmReleasePlan(const GmmFitOptions& o,
 // values only (n is public under replace-one neighbours); nothing is drawn.
 StatusOr<int> DefaultPrivateStartIterations(const GmmFitOptions& o, Eigen::Index n,
                                             Eigen::Index d);
+
+// A private fit's calibration and release plan.
+struct GmmFitPlan {
+  CalibrationResult cal;
+  GmmReleasePlan plan;
+};
+
+// What a private fit with options `o` (Validate() OK, J resolved, epsilon
+// finite) on n records in d dimensions does before it reads a record:
+// CalibrateGmmFit, MakeGmmReleasePlan and CheckGmmReleases. Public values
+// only; nothing is drawn.
+StatusOr<GmmFitPlan> PlanGmmFit(const GmmFitOptions& o, Eigen::Index n, Eigen::Index d);
 
 // What iteration `it` (1-based) of a private fit with options `o` on
 // d-dimensional data releases, by `plan` (MakeGmmReleasePlan): the

@@ -244,12 +244,9 @@ TEST(GmmBudgetScheduleTest, TheModelFileCheckAcceptsTheRulesSchedulesOnly) {
 
 
 // The pre-data steps of a private fit with options `o` (its J resolved) on
-// n records in d dimensions, as FitGmm takes them: the calibration, the plan
-// and the check of every release (CheckGmmReleases).
+// n records in d dimensions, as FitGmm takes them (PlanGmmFit).
 Status PlanAndCheck(const GmmFitOptions& o, Eigen::Index n, Eigen::Index d) {
-  DPEM_ASSIGN_OR_RETURN(const CalibrationResult cal, CalibrateGmmFit(o, d));
-  DPEM_ASSIGN_OR_RETURN(const GmmReleasePlan plan, MakeGmmReleasePlan(o, cal, n, d));
-  return CheckGmmReleases(o, plan, d);
+  return PlanGmmFit(o, n, d).status();
 }
 
 // The default J from the private start (DefaultPrivateStartIterations) is

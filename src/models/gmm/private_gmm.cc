@@ -27,10 +27,7 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 // What a private fit decides before it reads a record: its calibration and
 // the release plan made from it.
-struct PrivateRun {
-  CalibrationResult cal;
-  internal::GmmReleasePlan plan;
-};
+using PrivateRun = internal::GmmFitPlan;
 
 // The parameters and the ledger of a fit as its iterations go.
 struct EmState {
@@ -167,10 +164,7 @@ StatusOr<EmState> RunEm(const RowSource& unit, const Engine& engine, const GmmFi
 // writes the calibration's noise into the guarantee `g`.
 StatusOr<PrivateRun> PlanPrivateFit(const GmmFitOptions& o, Eigen::Index n, Eigen::Index d,
                                     GmmGuarantee& g) {
-  PrivateRun run;
-  DPEM_ASSIGN_OR_RETURN(run.cal, internal::CalibrateGmmFit(o, d));
-  DPEM_ASSIGN_OR_RETURN(run.plan, internal::MakeGmmReleasePlan(o, run.cal, n, d));
-  DPEM_RETURN_IF_ERROR(internal::CheckGmmReleases(o, run.plan, d));
+  DPEM_ASSIGN_OR_RETURN(PrivateRun run, internal::PlanGmmFit(o, n, d));
   g.per_release_epsilon = run.cal.per_release_epsilon;
   g.noise_multipliers = run.cal.noise_multipliers;
   g.frame_radius = FrameRadius(o, d);
