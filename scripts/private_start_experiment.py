@@ -3,8 +3,8 @@
 
 Usage: /usr/bin/python3 scripts/private_start_experiment.py [--dpem PATH]
        [--fits F] [--iterations J ...  (0: dpem's default J)] [--epsilon E] [--inits private random]
-       [--frames default no-cell-frames diagonal-equal full-first spherical-first
-                 spherical-equal wide sqrtd sqrtd-raw] [--scenarios 3x2 8x5 ...] [--seed S] [--workers W]
+       [--frames default no-cell-frames no-averaging diagonal-equal full-first
+                 spherical-first spherical-equal wide sqrtd sqrtd-raw] [--scenarios 3x2 8x5 ...] [--seed S] [--workers W]
 
 Draws well-separated Gaussian mixtures as scripts/gmm_init_experiment.py does
 (K = 3 to 10 components with unequal weights in d = 2 to 10 dimensions, full
@@ -17,7 +17,10 @@ seed: each fit draws its noise from the OS) per start, per J and per frame
 rule (--frames: `default`, dpem's adaptive radius with the clip correction
 and, in d >= 5, the diagonal first iteration and, since 2026-11-24, the
 cell frames in the private start's fine round; `no-cell-frames`, the
-default without them (`--start-cell-frames off`); `full-first`, the same with
+default without them (`--start-cell-frames off`); `no-averaging`, the
+default returning its last iterate (`--iterate-averaging off`; the average
+of the last iterates applies at J >= 4 when the noise is large for the
+data); `full-first`, the same with
 the first iteration releasing full covariances (the default before the
 diagonal first iteration);
 `spherical-first`, the same with the opt-in spherical first iteration and
@@ -62,6 +65,7 @@ FRAME_RULES = {  # --frames: (fixed radius as a function of d or None, clip corr
     #                spherical first iteration[, other flags])
     "default": (None, "on", "off"),
     "no-cell-frames": (None, "on", "off", ["--start-cell-frames", "off"]),
+    "no-averaging": (None, "on", "off", ["--iterate-averaging", "off"]),
     "diagonal-equal": (None, "on", "off", ["--budget-schedule", "off"]),
     "full-first": (None, "on", "off", ["--diagonal-first-iteration", "off"]),
     "spherical-first": (None, "on", "on"),
@@ -72,6 +76,7 @@ FRAME_RULES = {  # --frames: (fixed radius as a function of d or None, clip corr
 }
 
 FRAME_LABELS = {"default": "", "no-cell-frames": ", no start cell frames",
+                "no-averaging": ", last iterate",
                 "diagonal-equal": ", diagonal first, equal budget",
                 "full-first": ", full first iteration",
                 "spherical-first": ", spherical first iteration",

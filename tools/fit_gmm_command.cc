@@ -30,6 +30,7 @@ struct FitGmmFlags {
   std::string diagonal_first_iteration = "on";
   std::string budget_schedule = "on";
   std::string start_cell_frames = "on";
+  std::string iterate_averaging = "on";
   double covariance_floor = 1e-6;
 };
 
@@ -75,6 +76,8 @@ Status ReleaseFlagsInto(FitGmmFlags& f, GmmFitOptions& o) {
   DPEM_ASSIGN_OR_RETURN(o.budget_schedule, OnOff("--budget-schedule", f.budget_schedule));
   DPEM_ASSIGN_OR_RETURN(o.start_cell_frames,
                         OnOff("--start-cell-frames", f.start_cell_frames));
+  DPEM_ASSIGN_OR_RETURN(o.iterate_averaging,
+                        OnOff("--iterate-averaging", f.iterate_averaging));
   DPEM_ASSIGN_OR_RETURN(o.accountant, AccountantFromFlags(f.fit, kDefaultAccountant));
   DPEM_RETURN_IF_ERROR(DomainFromFlags(f.fit, o.IsPrivate(), o.epsilon, o.domain));
   DPEM_ASSIGN_OR_RETURN(o.delta, DeltaFromFlags(f.fit, o.IsPrivate()));
@@ -139,6 +142,12 @@ void AddReleaseOptions(CLI::App* app, FitGmmFlags& f) {
                   "they are), with 4 times the cells: sharper cell means where clusters are "
                   "compact, the same sensitivity (docs/gmm.md, \"Cell frames in the fine "
                   "round\")");
+  app->add_option("--iterate-averaging", f.iterate_averaging,
+                  "on (default) or off. From the private start, when the noise is large for "
+                  "the data (the rule that keeps the default J at 3), a fit of J >= 4 "
+                  "iterations returns a weighted average of its last J/2 iterates, the later "
+                  "ones weighing more: less noise, the same releases (docs/gmm.md, \"Averaging the last "
+                  "iterates\")");
   app->add_flag("--unsafe-paper-mechanisms", f.unsafe_paper_mechanisms,
                 "Use park2016's Gamma (spherical) or Wishart (full) covariance noise, for "
                 "reproducing the paper only. They are NOT differentially private: their noise "

@@ -85,6 +85,16 @@ class GaussianMixture(LikelihoodMixin, DensityMixin, DpemEstimator):
         ``--budget-schedule``; docs/gmm.md). A fitted model records which
         first iteration a fit used, not these options, so :func:`dpem.load`
         gives them their defaults.
+    iterate_averaging : bool, default=True
+        From the private start, when the noise is large for the data (the
+        rule that keeps the default ``max_iter`` at 3), a fit of
+        ``max_iter`` >= 4 returns a weighted average of its last
+        ``max_iter // 2`` iterates, the later ones weighing more, instead of
+        the last one: less noise, the same releases (``--iterate-averaging``;
+        docs/gmm.md, "Averaging the last iterates").
+        ``privacy_["averaged_iterations"]`` says how many a fit averaged
+        (1: the last iterate alone); :func:`dpem.load` gives the option its
+        default.
     random_state : int, RandomState or None, default=None
         Seeds the noise and the sampling. On a private fit this makes the
         noise reproducible, so the guarantee is VOID (PrivacyLeakWarning).
@@ -113,7 +123,8 @@ class GaussianMixture(LikelihoodMixin, DensityMixin, DpemEstimator):
     _model_params = ("n_components", "max_iter", "covariance_type", "estimator",
                      "covariance_floor", "init", "mechanisms", "start_cell_frames",
                      "component_frames", "frame_radius", "frame_clip_correction",
-                     "spherical_first_iteration", "diagonal_first_iteration", "budget_schedule")
+                     "spherical_first_iteration", "diagonal_first_iteration", "budget_schedule",
+                     "iterate_averaging")
 
     __init__ = estimator_init("n_components", [
         ("covariance_type", "full"), "epsilon", "delta", "data_norm", "data_center",
@@ -121,7 +132,8 @@ class GaussianMixture(LikelihoodMixin, DensityMixin, DpemEstimator):
         ("estimator", "mle"), ("covariance_floor", 1e-6), "init", ("start_cell_frames", True),
         ("component_frames", True), ("frame_radius", 0.0), ("frame_clip_correction", True),
         ("spherical_first_iteration", False), ("diagonal_first_iteration", True),
-        ("budget_schedule", True), "random_state", "budget", "n_jobs"])
+        ("budget_schedule", True), ("iterate_averaging", True), "random_state", "budget",
+        "n_jobs"])
 
     def _set_model_attributes(self, model, document):
         self.weights_ = np.asarray(model.weights)

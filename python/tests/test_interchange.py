@@ -40,6 +40,21 @@ CASES = {
         ["gmm", "--components", 5, "--epsilon", 1, "--delta", 1e-5, "--start-cell-frames",
          "off", *GOWALLA_FLAGS],
     ),
+    "gmm-private-averaged": (  # Noisy for the data: the last 5 iterates averaged.
+        dpem.GaussianMixture(
+            5, epsilon=0.5, delta=1e-5, max_iter=10, random_state=11, **GOWALLA_DOMAIN
+        ),
+        ["gmm", "--components", 5, "--epsilon", 0.5, "--delta", 1e-5, "--iterations", 10,
+         *GOWALLA_FLAGS],
+    ),
+    "gmm-private-last-iterate": (
+        dpem.GaussianMixture(
+            5, epsilon=0.5, delta=1e-5, max_iter=10, iterate_averaging=False, random_state=11,
+            **GOWALLA_DOMAIN
+        ),
+        ["gmm", "--components", 5, "--epsilon", 0.5, "--delta", 1e-5, "--iterations", 10,
+         "--iterate-averaging", "off", *GOWALLA_FLAGS],
+    ),
     "gmm-private-options": (
         dpem.GaussianMixture(
             4, epsilon=1.0, delta=1e-5, estimator="map", covariance_floor=1e-5,
@@ -110,6 +125,16 @@ def test_python_and_cli_write_the_same_model_file(case, gowalla, gowalla_npy, cl
     cli("fit", *arguments, "--seed", 11, "--quiet", "--input", gowalla_npy,
         "--output", tmp_path / "cli.json")
     assert (tmp_path / "python.json").read_bytes() == (tmp_path / "cli.json").read_bytes()
+
+
+def test_iterate_averaging_is_recorded(gowalla):
+    averaged = _fit(CASES["gmm-private-averaged"][0], gowalla)
+    last = _fit(CASES["gmm-private-last-iterate"][0], gowalla)
+    assert averaged.privacy_["averaged_iterations"] == 5
+    assert last.privacy_["averaged_iterations"] == 1
+    # The same seed, so the same releases; only the returned parameters differ.
+    assert averaged.privacy_["releases"] == last.privacy_["releases"]
+    assert not np.array_equal(averaged.means_, last.means_)
 
 
 @pytest.mark.parametrize("case", ["gmm-private", "kmeans-private", "fa-private"])

@@ -185,6 +185,23 @@ TEST_F(GmmCliTest, TheStartsCellFramesCanBeTurnedOff) {
   EXPECT_FALSE(Model("random.json").at("privacy").at("start_cell_frames").get<bool>());
 }
 
+TEST_F(GmmCliTest, IterateAveragingByDefaultAndOff) {
+  // N = 300 at epsilon 1 is noisy for the data (docs/gmm.md, "Averaging the
+  // last iterates"): J = 5 from the private start averages its last 2.
+  for (const char* value : {"", "--iterate-averaging on", "--iterate-averaging off"}) {
+    SCOPED_TRACE(value);
+    const RunResult r = Fit("averaged.json", private_ + value);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json m = Model("averaged.json");
+    EXPECT_EQ(m.at("iterations"), kJ);
+    const bool off = std::string(value).find("off") != std::string::npos;
+    EXPECT_EQ(m.at("privacy").at("averaged_iterations"), off ? 1 : kJ / 2);
+  }
+  const RunResult bad = Fit("bad.json", private_ + "--iterate-averaging maybe");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--iterate-averaging"), std::string::npos) << bad.err;
+}
+
 TEST_F(GmmCliTest, NonPrivateFitEveryCovariance) {
   for (const char* cov : {"full", "diag", "spherical"}) {
     const std::string name = std::string("plain_") + cov + ".json";

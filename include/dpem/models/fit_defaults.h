@@ -32,6 +32,14 @@ inline constexpr double kNoisyCentreRatio = 0.02;
 // mixtures lose once the noise is small (docs/gmm.md, "Choosing J").
 inline constexpr double kQuietCentreRatio = 0.006;
 inline constexpr int kQuietPrivateStartIterations = 10;
+// Above the same ratio (r >= kQuietCentreRatio), a Gaussian-mixture fit of
+// J >= 4 iterations from the private start returns a weighted average of
+// its last floor(J * kAveragedIterationShare) iterates
+// (GmmFitOptions::iterate_averaging; docs/gmm.md, "Averaging the last
+// iterates"): there the last iterate's error is mostly its release's noise,
+// which averaging shrinks. Below it, and from the random start, the iterates
+// still move, and the average lags behind the last one.
+inline constexpr double kAveragedIterationShare = 0.5;
 // A private fit from the random start (park2016's and park2017's J = 10).
 inline constexpr int kDefaultRandomStartIterations = 10;
 // A non-private fit (scikit-learn's GaussianMixture max_iter; dpem runs

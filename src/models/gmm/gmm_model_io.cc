@@ -7,6 +7,7 @@
 #include "dpem/models/gmm/gmm_model_io.h"
 
 #include <cmath>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -57,6 +58,7 @@ void AddPrivacyFields(const GmmGuarantee& g, json& privacy) {
   privacy["noise_multipliers"] = g.noise_multipliers;
   privacy["iteration_weights"] = g.iteration_weights;
   privacy["start_cell_frames"] = g.start_cell_frames;
+  privacy["averaged_iterations"] = g.averaged_iterations;
 }
 
 StatusOr<GmmParameters> ParametersFrom(const json& model) {
@@ -147,6 +149,18 @@ Status PrivacyFieldsFrom(const json& model, GmmGuarantee& g) {
   return OkStatus();
 }
 
+// How many last iterates a private fit's parameters average: a count from 1
+// to its J; files written before the field existed hold the last iterate (1).
+Status AveragedIterationsFrom(const json& model, GmmFit& fit) {
+  DPEM_ASSIGN_OR_RETURN(const json* privacy, internal::Field(model, "privacy"));
+  fit.guarantee.averaged_iterations = 1;
+  if (!privacy->contains("averaged_iterations")) return OkStatus();
+  DPEM_ASSIGN_OR_RETURN(const std::int64_t averaged,
+                        internal::CountField(*privacy, "averaged_iterations", fit.iterations));
+  fit.guarantee.averaged_iterations = static_cast<int>(averaged);
+  return OkStatus();
+}
+
 // The relative distance within which an iteration's recorded noise
 // multiplier (noise scale over sensitivity) must match the schedule's: the
 // discrete noise rounds it up by at most about 2^-19 (kDiscreteGridBits,
@@ -232,7 +246,10 @@ Status internal::ModelFileFormat<GmmFit>::ReadFields(const json& model, GmmFit& 
   DPEM_ASSIGN_OR_RETURN(const std::string estimator, internal::StringField(model, "estimator"));
   DPEM_ASSIGN_OR_RETURN(fit.estimator, ParseEstimator(estimator));
   DPEM_ASSIGN_OR_RETURN(fit.init, InitFrom(model));
-  if (fit.guarantee.is_private) DPEM_RETURN_IF_ERROR(PrivacyFieldsFrom(model, fit.guarantee));
+  if (fit.guarantee.is_private) {
+    DPEM_RETURN_IF_ERROR(PrivacyFieldsFrom(model, fit.guarantee));
+    DPEM_RETURN_IF_ERROR(AveragedIterationsFrom(model, fit));
+  }
   DPEM_RETURN_IF_ERROR(CheckLedger(fit));
   return OkStatus();
 }

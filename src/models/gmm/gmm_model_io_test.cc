@@ -210,6 +210,36 @@ TEST(GmmModelIoTest, ChecksTheIterationWeightsAgainstTheIterations) {
             std::string::npos);
 }
 
+TEST(GmmModelIoTest, RecordsHowManyIteratesWereAveraged) {
+  // The fit of PrivateFit (J = 3) returns its last iterate.
+  const nlohmann::json j = nlohmann::json::parse(GmmModelIo::ToJson(PrivateFit(12)));
+  EXPECT_EQ(j["privacy"]["averaged_iterations"], 1);
+  for (int averaged : {1, 2, 3}) {  // 1 to J.
+    nlohmann::json m = j;
+    m["privacy"]["averaged_iterations"] = averaged;
+    const StatusOr<GmmFit> back = GmmModelIo::FromJson(m.dump());
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ(back->guarantee.averaged_iterations, averaged);
+  }
+  nlohmann::json old = j;  // A file from before the field: the last iterate.
+  old["privacy"].erase("averaged_iterations");
+  const StatusOr<GmmFit> back = GmmModelIo::FromJson(old.dump());
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->guarantee.averaged_iterations, 1);
+  for (const nlohmann::json& bad : {nlohmann::json(0), nlohmann::json(4), nlohmann::json(-1),
+                                    nlohmann::json(2.5), nlohmann::json("2"),
+                                    nlohmann::json(nullptr)}) {
+    nlohmann::json m = j;
+    m["privacy"]["averaged_iterations"] = bad;
+    const StatusOr<GmmFit> refused = GmmModelIo::FromJson(m.dump());
+    EXPECT_FALSE(refused.ok()) << bad.dump();
+    if (!refused.ok()) {
+      EXPECT_NE(refused.status().message().find("averaged_iterations"), std::string::npos)
+          << refused.status().ToString();
+    }
+  }
+}
+
 TEST(GmmModelIoTest, RecordsTheNeighbourRelationAndSeedWarning) {
   const nlohmann::json j = nlohmann::json::parse(GmmModelIo::ToJson(PrivateFit(6)));
   EXPECT_EQ(j["privacy"]["neighbour_relation"], "replace-one");

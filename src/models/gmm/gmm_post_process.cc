@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 
 #include "internal/linear_algebra.h"
 
@@ -72,6 +73,30 @@ Status PostProcessGmm(GmmParameters& p, const GmmStatistics& noisy, const GmmRel
     }
   }
   return ProjectToDomain(p, floors);
+}
+
+void IterateAverage::Add(const GmmParameters& p, double w) {
+  if (total_ == 0.0) {
+    sum_ = p;
+    sum_.weights *= w;
+    sum_.means *= w;
+    for (Eigen::MatrixXd& c : sum_.covariances) c *= w;
+  } else {
+    sum_.weights += w * p.weights;
+    sum_.means += w * p.means;
+    for (std::size_t k = 0; k < sum_.covariances.size(); ++k) {
+      sum_.covariances[k] += w * p.covariances[k];
+    }
+  }
+  total_ += w;
+}
+
+GmmParameters IterateAverage::Result() const {
+  GmmParameters average = sum_;
+  average.weights /= average.weights.sum();
+  average.means /= total_;
+  for (Eigen::MatrixXd& c : average.covariances) c /= total_;
+  return average;
 }
 
 }  // namespace dpem::internal

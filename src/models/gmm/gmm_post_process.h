@@ -1,6 +1,7 @@
 // The post-processing of a private Gaussian-mixture M-step
 // (dpem/models/gmm/private_gmm.h): noise-aware eigenvalue floors of the
-// covariances and the projection of the parameters onto the public domain.
+// covariances and the projection of the parameters onto the public domain;
+// and the average of a fit's last iterates.
 // It reads released values and public options only. Private to the library.
 //
 // Thread safety: pure functions of their arguments.
@@ -26,6 +27,29 @@ namespace dpem::internal {
 // to agree.
 Status PostProcessGmm(GmmParameters& p, const GmmStatistics& noisy, const GmmReleasePlan& plan,
                       const GmmFitOptions& o, const std::vector<ComponentFrame>& frames);
+
+// The weighted average of a private fit's last iterates (GmmFitOptions::
+// iterate_averaging; docs/gmm.md, "Averaging the last iterates"): weights,
+// means and covariances averaged entry by entry, weight w_t for iterate t.
+// Every iterate is post-processed released values, so the average is too;
+// a convex combination of parameters in the domain (means in the unit ball,
+// covariance eigenvalues in [floor, 1]) stays in it, and a spherical or
+// diagonal covariance keeps its structure. Not thread-safe.
+class IterateAverage {
+ public:
+  // Adds `p` with weight `w` > 0; every Add must have the shapes and type
+  // of the first.
+  void Add(const GmmParameters& p, double w);
+  // Whether nothing has been added.
+  bool empty() const { return total_ == 0.0; }
+  // The average (weights renormalised to sum 1 against rounding). Requires
+  // !empty().
+  GmmParameters Result() const;
+
+ private:
+  GmmParameters sum_;
+  double total_ = 0.0;
+};
 
 }  // namespace dpem::internal
 

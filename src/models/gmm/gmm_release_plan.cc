@@ -147,15 +147,26 @@ StatusOr<GmmFitPlan> PlanGmmFit(const GmmFitOptions& o, Eigen::Index n, Eigen::I
   return p;
 }
 
-StatusOr<int> DefaultPrivateStartIterations(const GmmFitOptions& o, Eigen::Index n,
-                                            Eigen::Index d) {
+namespace {
+
+// Whether the noise of a private fit with options `o` on n records in d
+// dimensions is small for the data: r = CentreNoiseRatio(sigma_1, d, K, n)
+// < kQuietCentreRatio, sigma_1 the noise on a sum's coordinate were the
+// iterations' whole budget spent on one release (a J = 1 plan).
+StatusOr<bool> NoiseIsQuiet(const GmmFitOptions& o, Eigen::Index n, Eigen::Index d) {
   GmmFitOptions one = o;
   one.iterations = 1;
   DPEM_ASSIGN_OR_RETURN(const CalibrationResult cal, CalibrateGmmFit(one, d));
   DPEM_ASSIGN_OR_RETURN(const GmmReleasePlan plan, MakeGmmReleasePlan(one, cal, n, d));
-  if (!(CentreNoiseRatio(plan.SumsNoiseStddev(), d, o.components, n) < kQuietCentreRatio)) {
-    return kDefaultPrivateStartIterations;
-  }
+  return CentreNoiseRatio(plan.SumsNoiseStddev(), d, o.components, n) < kQuietCentreRatio;
+}
+
+}  // namespace
+
+StatusOr<int> DefaultPrivateStartIterations(const GmmFitOptions& o, Eigen::Index n,
+                                            Eigen::Index d) {
+  DPEM_ASSIGN_OR_RETURN(const bool quiet_noise, NoiseIsQuiet(o, n, d));
+  if (!quiet_noise) return kDefaultPrivateStartIterations;
   // The quiet J only if a fit at it is valid (J x K within bounds) and plans.
   GmmFitOptions quiet = o;
   quiet.iterations = kQuietPrivateStartIterations;
@@ -190,6 +201,21 @@ Status CheckGmmReleases(const GmmFitOptions& o, const GmmReleasePlan& plan, Eige
                               : o.covariance == CovarianceType::kDiagonal ? d
                                                                           : 1;
   return CheckRelease(plan.second, second);
+}
+
+StatusOr<int> AveragedIterations(const GmmFitOptions& o, Eigen::Index n, Eigen::Index d) {
+  const int averaged = static_cast<int>(o.ResolvedIterations() * kAveragedIterationShare);
+  if (!o.iterate_averaging || !o.IsPrivate() || o.ResolvedInit() != GmmInit::kPrivate ||
+      averaged < 2) {
+    return 1;
+  }
+  DPEM_ASSIGN_OR_RETURN(const bool quiet_noise, NoiseIsQuiet(o, n, d));
+  return quiet_noise ? 1 : averaged;
+}
+
+double AveragedIterateWeight(const GmmReleasePlan& plan, int it, int iterations, int averaged) {
+  const double position = it - (iterations - averaged);
+  return position * (plan.iteration_weights.empty() ? 1.0 : plan.iteration_weights[it - 1]);
 }
 
 }  // namespace dpem::internal

@@ -109,6 +109,26 @@ StatusOr<GmmReleasePlan> MakeGmmReleasePlan(const GmmFitOptions& o,
 StatusOr<int> DefaultPrivateStartIterations(const GmmFitOptions& o, Eigen::Index n,
                                             Eigen::Index d);
 
+// How many of its last iterates a private fit with options `o` (Validate()
+// OK, J = o.iterations resolved) on n records in d dimensions averages
+// (docs/gmm.md, "Averaging the last iterates"): floor(J x
+// kAveragedIterationShare) if o.iterate_averaging, the fit starts privately
+// and r = CentreNoiseRatio(sigma_1, d, K, n) >= kQuietCentreRatio (r and
+// sigma_1 as in DefaultPrivateStartIterations); otherwise 1, the last
+// iterate alone. Always 1 for plain EM and for J <= 3. Public values only;
+// the average is post-processing of released parameters.
+StatusOr<int> AveragedIterations(const GmmFitOptions& o, Eigen::Index n, Eigen::Index d);
+
+// Iteration it's weight (unnormalised) in the average of the last
+// `averaged` of J = `iterations` iterates of a fit released by `plan`
+// (docs/gmm.md, "Averaging the last iterates"): its position i among them
+// (1 for the oldest, `averaged` for the last), a linear ramp that halves
+// the average's lag behind iterates that still move (measured on the Adult
+// columns), times its share of the budget schedule (for Gaussian noise, the
+// inverse of its variance; 1 without a schedule). Requires
+// iterations - averaged < it <= iterations.
+double AveragedIterateWeight(const GmmReleasePlan& plan, int it, int iterations, int averaged);
+
 // A private fit's calibration and release plan.
 struct GmmFitPlan {
   CalibrationResult cal;

@@ -129,9 +129,11 @@ Status RunLighterFirstIteration(const RowSource& unit, const Engine& engine,
 }
 
 // The start and the J iterations of EM on the unit-ball records `unit`,
-// releasing by `run`'s plan if set (a private fit), not at all otherwise.
+// releasing by `run`'s plan if set (a private fit), not at all otherwise;
+// the parameters are the weighted average of the last `averaged` iterates
+// (internal::AveragedIterations; 1 for the last alone).
 StatusOr<EmState> RunEm(const RowSource& unit, const Engine& engine, const GmmFitOptions& o,
-                        const PrivateRun* run, Generator& gen) {
+                        const PrivateRun* run, int averaged, Generator& gen) {
   EmState state;
   const internal::GmmReleasePlan* plan = run ? &run->plan : nullptr;
   const internal::PrivateStartPlan* start_plan = plan && plan->start ? &*plan->start : nullptr;
@@ -140,6 +142,7 @@ StatusOr<EmState> RunEm(const RowSource& unit, const Engine& engine, const GmmFi
                                                                      &state.ledger));
   const double eps_i = run ? run->cal.per_release_epsilon : kInfinity;
   const Eigen::Index d = unit.cols();
+  internal::IterateAverage average;
   for (int it = 1; it <= o.iterations; ++it) {
     if (plan == nullptr) {
       DPEM_RETURN_IF_ERROR(
@@ -155,7 +158,12 @@ StatusOr<EmState> RunEm(const RowSource& unit, const Engine& engine, const GmmFi
       DPEM_RETURN_IF_ERROR(Iterate(unit, engine, o, MStepOptionsFor(o, d, &r.plan), &r.plan,
                                    eps_i, it, gen, state));
     }
+    if (averaged > 1 && it > o.iterations - averaged) {
+      average.Add(state.params,
+                  internal::AveragedIterateWeight(*plan, it, o.iterations, averaged));
+    }
   }
+  if (!average.empty()) state.params = average.Result();
   return state;
 }
 
@@ -231,8 +239,10 @@ StatusOr<GmmFit> FitGmm(const RowSource& x, const GmmFitOptions& requested, Gene
   if (options.IsPrivate()) {
     DPEM_ASSIGN_OR_RETURN(run, PlanPrivateFit(options, x.rows(), x.cols(), fit.guarantee));
   }
-  DPEM_ASSIGN_OR_RETURN(EmState state,
-                        RunEm(unit, engine, options, run ? &*run : nullptr, gen));
+  DPEM_ASSIGN_OR_RETURN(fit.guarantee.averaged_iterations,
+                        internal::AveragedIterations(options, x.rows(), x.cols()));
+  DPEM_ASSIGN_OR_RETURN(EmState state, RunEm(unit, engine, options, run ? &*run : nullptr,
+                                             fit.guarantee.averaged_iterations, gen));
   fit.guarantee.ledger = std::move(state.ledger);
   if (run) DPEM_RETURN_IF_ERROR(Reaccount(options, run->cal, fit.guarantee));
   DPEM_ASSIGN_OR_RETURN(fit.parameters, ToOriginalUnits(state.params, fit.domain));

@@ -249,6 +249,15 @@ struct GmmFitOptions {
   // and it is within the spread on the Adult census columns, Gowalla and
   // park2016's synthetic data. Only with the private start.
   bool start_cell_frames = true;
+  // Iterate averaging (docs/gmm.md, "Averaging the last iterates"): a
+  // private fit from the private start whose noise is large for the data
+  // (r >= kQuietCentreRatio, models/fit_defaults.h) and which runs J >= 4
+  // iterations returns the weighted average of its last floor(J / 2)
+  // iterates instead of the last one: the i-th of them weighs i times its
+  // share of the budget schedule (internal::AveragedIterations). Post-processing of released parameters:
+  // the releases and the ledger are the same either way. Default on; it
+  // changes nothing at the default J = 3.
+  bool iterate_averaging = true;
   // park2016's Gamma (spherical) and Wishart (full) covariance mechanisms.
   // They are NOT differentially private; using them voids the guarantee.
   bool unsafe_paper_mechanisms = false;
@@ -334,6 +343,9 @@ struct GmmGuarantee : PrivacyGuarantee {
   // Whether the private start's fine round used cell frames
   // (GmmFitOptions::start_cell_frames).
   bool start_cell_frames = false;
+  // How many of its last iterates the fit's parameters average (1: the last
+  // one alone; GmmFitOptions::iterate_averaging).
+  int averaged_iterations = 1;
   // The budget schedule: each iteration's relative zCDP cost (empty: equal;
   // GmmIterationWeights, docs/gmm.md). Iteration j's multipliers are
   // noise_multipliers over sqrt(w_j); the ledger has each release's noise.
