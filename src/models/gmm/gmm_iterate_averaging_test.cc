@@ -22,9 +22,12 @@
 #include "models/gmm/gmm_post_process.h"
 #include "models/gmm/gmm_release_plan.h"
 #include "testing/fit_options.h"
+#include "testing/gmm_data.h"
 
 namespace dpem {
 namespace {
+
+using test_support::ThreeClusters;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -101,18 +104,6 @@ TEST(IterateAverageTest, StaysInTheDomain) {
     EXPECT_GE(eig(0), floor * (1.0 - 1e-9));
     EXPECT_LE(eig(1), 1.0 + 1e-12);
   }
-}
-
-DataMatrix ThreeClusters(Eigen::Index n, std::uint64_t seed) {
-  Generator gen = Generator::FromSeed(seed);
-  const double centres[3][2] = {{-0.5, -0.3}, {0.4, -0.4}, {0.0, 0.5}};
-  DataMatrix x(n, 2);
-  for (Eigen::Index i = 0; i < n; ++i) {
-    const int c = static_cast<int>(i % 3);
-    x(i, 0) = centres[c][0] + 0.08 * SampleStandardNormal(gen);
-    x(i, 1) = centres[c][1] + 0.08 * SampleStandardNormal(gen);
-  }
-  return x;
 }
 
 GmmFit MustFit(const DataMatrix& x, const GmmFitOptions& o, std::uint64_t seed) {

@@ -15,10 +15,13 @@
 #include "dpem/models/fit_defaults.h"
 #include "dpem/random/samplers.h"
 #include "testing/fit_options.h"
+#include "testing/gmm_data.h"
 #include "testing/void_reasons.h"
 
 namespace dpem {
 namespace {
+
+using test_support::ThreeClusters;
 
 using test_support::CountReasonsMentioning;
 using test_support::CountSeededGeneratorReasons;
@@ -26,18 +29,6 @@ using test_support::CountSeededGeneratorReasons;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Three well-separated isotropic 2-D Gaussians (test data only).
-DataMatrix ThreeClusters(Eigen::Index n, std::uint64_t seed) {
-  Generator gen = Generator::FromSeed(seed);
-  const double centres[3][2] = {{-0.5, -0.3}, {0.4, -0.4}, {0.0, 0.5}};
-  DataMatrix x(n, 2);
-  for (Eigen::Index i = 0; i < n; ++i) {
-    const int c = static_cast<int>(i % 3);
-    x(i, 0) = centres[c][0] + 0.08 * SampleStandardNormal(gen);
-    x(i, 1) = centres[c][1] + 0.08 * SampleStandardNormal(gen);
-  }
-  return x;
-}
-
 GmmFitOptions PrivateOptions(int k, int j) {
   GmmFitOptions o = test_support::MakeGmmOptions(k, j, /*epsilon=*/1.0, /*delta=*/1e-5,
                                                  /*data_norm=*/1.0);
@@ -205,10 +196,9 @@ TEST(PrivateGmmTest, ThePrivateStartFindsWellSeparatedClusters) {
   o.init.reset();
   o.mechanisms = GmmMechanisms::kJoint;
   o.epsilon = 4.0;
-  const double centres[3][2] = {{-0.5, -0.3}, {0.4, -0.4}, {0.0, 0.5}};
   for (std::uint64_t seed = 40; seed < 45; ++seed) {
     const GmmFit fit = MustFit(x, o, seed);
-    for (const auto& c : centres) {
+    for (const auto& c : test_support::kThreeClusterCentres) {
       double best = kInf;
       for (Eigen::Index k = 0; k < 3; ++k) {
         best = std::min(best, std::hypot(fit.parameters.means(k, 0) - c[0],
@@ -228,8 +218,7 @@ TEST(PrivateGmmTest, NonPrivateFitRecoversWellSeparatedClusters) {
   const GmmFit fit = MustFit(x, o, 6);
   EXPECT_TRUE(fit.guarantee.ledger.empty());
   EXPECT_FALSE(fit.guarantee.is_private);
-  const double centres[3][2] = {{-0.5, -0.3}, {0.4, -0.4}, {0.0, 0.5}};
-  for (const auto& c : centres) {
+  for (const auto& c : test_support::kThreeClusterCentres) {
     double best = kInf;
     for (Eigen::Index k = 0; k < 3; ++k) {
       best = std::min(best, std::hypot(fit.parameters.means(k, 0) - c[0],
