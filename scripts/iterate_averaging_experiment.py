@@ -2,8 +2,8 @@
 """Iterate averaging on real data: the average of the last iterates against the last one.
 
 Usage: /usr/bin/python3 scripts/iterate_averaging_experiment.py [--dpem PATH]
-       [--sets gowalla synthetic adult] [--epsilons E ...] [--inits private random]
-       [--js J ...] [--repeats R] [--adult DIR] [--force-on]
+       [--sets gowalla synthetic adult moons student lognormal] [--epsilons E ...] [--inits private random]
+       [--js J ...] [--repeats R] [--adult DIR]
 
 For each set, epsilon, start and J, fits each of R train/test splits twice
 with the SAME seed (--seed 1000 + repeat), once with dpem's default
@@ -23,9 +23,17 @@ Sets (as the other experiment scripts use them):
     and 2,000 test points, K = 3 spherical, the unit ball;
   - adult: the six numeric UCI Adult columns of
     scripts/spherical_first_adult.py, scaled as there, an 80/20 split per
-    repeat, K = 5 full, R = sqrt(6).
+    repeat, K = 5 full, R = sqrt(6);
+  - clusters that are not Gaussian, 20,000 train and 4,000 test records
+    drawn per repeat, full covariances, a public domain fixed from the
+    generating process: moons (scikit-learn's make_moons, noise 0.08,
+    K = 6, centre (0.5, 0.25), R = 1.5); student (four centres in 3-D
+    at the origin and 4 e_j, Student-t noise with 3 degrees of freedom
+    scaled by 0.5, K = 4, centre (1, 1, 1), R = 8, so the tails are
+    clipped); lognormal (three centres in 2-D plus exp(N(0, 0.25)) noise
+    per coordinate, K = 3, centre (1.5, 1.5), R = 6).
 
-Needs numpy (/usr/bin/python3) and build/dpem.
+Needs numpy and scikit-learn (/usr/bin/python3) and build/dpem.
 """
 import concurrent.futures
 import itertools
@@ -42,6 +50,32 @@ from lib.scoring import held_out_log_likelihood
 import spherical_first_adult as adult_script
 
 ADULT = dict(k=5, cov="full", domain=["--data-norm", str(np.sqrt(len(adult_script.COLUMNS)))])
+NON_GAUSSIAN = {  # name: (K, centre, R)
+    "moons": (6, "0.5,0.25", 1.5),
+    "student": (4, "1,1,1", 8.0),
+    "lognormal": (3, "1.5,1.5", 6.0),
+}
+
+
+def non_gaussian(name, rep, workdir):
+    """A draw of one of the NON_GAUSSIAN sets: (train, test) paths, setting."""
+    from sklearn.datasets import make_moons
+    rng = np.random.default_rng(7000 + rep)
+    n = 24000
+    if name == "moons":
+        x = make_moons(n, noise=0.08, random_state=7000 + rep)[0]
+    elif name == "student":
+        centres = np.array([[0, 0, 0], [4, 0, 0], [0, 4, 0], [0, 0, 4]], dtype=float)
+        x = centres[rng.integers(0, 4, n)] + 0.5 * rng.standard_t(3, (n, 3))
+    else:
+        centres = np.array([[0, 0], [3, 1], [1, 3]], dtype=float)
+        x = centres[rng.integers(0, 3, n)] + np.exp(0.5 * rng.standard_normal((n, 2)))
+    paths = [os.path.join(workdir, f"{name}_{rep}_{part}.npy") for part in ("train", "test")]
+    np.save(paths[0], x[:20000])
+    np.save(paths[1], x[20000:])
+    k, centre, radius = NON_GAUSSIAN[name]
+    return paths, dict(k=k, cov="full",
+                       domain=["--data-norm", str(radius), "--data-center", centre])
 
 
 def adult_split(rows, rep, workdir):
@@ -77,6 +111,8 @@ def run(args):
         for name, rep in itertools.product(args.sets, range(args.repeats)):
             if name == "adult":
                 (train, test), setting = adult_split(rows, rep, workdir), ADULT
+            elif name in NON_GAUSSIAN:
+                (train, test), setting = non_gaussian(name, rep, workdir)
             else:
                 (train, test), setting = data_for(name, rep, workdir), SETTINGS[name]
             for eps, init, j, averaging in itertools.product(args.epsilons, args.inits, args.js,
