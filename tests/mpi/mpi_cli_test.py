@@ -12,7 +12,8 @@ Checks (docs/distributed.md):
     .npy cut into row ranges or as one file per rank ({rank});
   * a GMM fit that leaves J to its default at a large epsilon runs the quiet
     J = 10 of the whole table's N on every rank (3-D, and 6-D with the
-    diagonal first iteration's schedule of 10 weights);
+    diagonal first iteration's schedule of 10 weights); one of J = 8 where
+    the noise is large averages the same last 4 iterates on every rank;
   * a bad shard on one rank: exit 2 on all, one line naming the rank, no
     model file, nothing charged to the budget;
   * score, predict and transform over the shards print or write what they
@@ -155,6 +156,10 @@ def main():
                                 "1e-5", "--data-norm", "10"],
         "gmm quiet default J, 6-D": ["fit", "gmm", "--components", "3", "--epsilon", "1000",
                                      "--delta", "1e-5", "--data-norm", "10"],
+        # J = 8 where the noise is large for N (docs/gmm.md, "Averaging the
+        # last iterates"): every rank returns the same average of the last 4.
+        "gmm averaged iterates": ["fit", "gmm", "--components", "3", "--epsilon", "0.2",
+                                  "--delta", "1e-5", "--data-norm", "10", "--iterations", "8"],
         "kmeans cdp-gauss": ["fit", "kmeans", "--components", "3", "--epsilon", "1", "--delta", "1e-5",
                              "--data-norm", "10", "--method", "cdp-gauss"],
         "fa private": ["fit", "fa", "--factors", "2", "--epsilon", "1", "--delta", "1e-5",
@@ -180,6 +185,10 @@ def main():
         r = run([DPEM] + args + common + ["--input", data, "--output", one])
         check(r.returncode == 0, "%s: one process: %s" % (name, r.stderr.strip()[-200:]))
         expected = json.load(open(one))
+        if name == "gmm averaged iterates":
+            check(expected["privacy"]["averaged_iterations"] == 4,
+                  "%s: the last 4 of 8 iterates averaged (got %s)" %
+                  (name, expected["privacy"]["averaged_iterations"]))
         if name in quiet:
             check(expected["iterations"] == quiet[name] and expected["n"] == n and
                   len(expected["privacy"]["releases"]) == 2 + quiet[name],
