@@ -6,8 +6,9 @@
 // largest double), exactly on its boundary, all identical, duplicated, at the
 // centre, one far-away record among normal ones, clusters of variance 1e-18,
 // d = 1 and d = 20, and N = K. Also: unit rows whose computed norm exceeds 1
-// (factor analysis), the covariance floor at its minimum, and public options
-// at their extremes (a tiny frame radius, a huge step).
+// (factor analysis), the covariance floor at its minimum, public options at
+// their extremes (a tiny frame radius, a huge step), and a mixture's iterate
+// averaging (J >= 4 where the noise is large).
 #include <gtest/gtest.h>
 
 #include <cmath>
