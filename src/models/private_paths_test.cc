@@ -6,8 +6,9 @@
 // largest double), exactly on its boundary, all identical, duplicated, at the
 // centre, one far-away record among normal ones, clusters of variance 1e-18,
 // d = 1 and d = 20, and N = K. Also: unit rows whose computed norm exceeds 1
-// (factor analysis), the covariance floor at its minimum, and public options
-// at their extremes (a tiny frame radius, a huge step).
+// (factor analysis), the covariance floor at its minimum, public options at
+// their extremes (a tiny frame radius, a huge step), and a mixture's iterate
+// averaging (J >= 4 where the noise is large).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -124,7 +125,10 @@ struct GmmVariant {
   NoiseSampling sampling;
 };
 
-void FitGmmEverywhere(const HostileCase& c, GmmFitOptions base, const std::string& extra) {
+// `averaged`: the number of last iterates every fit must average
+// (GmmGuarantee::averaged_iterations); 0 leaves it unchecked.
+void FitGmmEverywhere(const HostileCase& c, GmmFitOptions base, const std::string& extra,
+                      int averaged = 0) {
   const GmmVariant variants[] = {
       {GmmMechanisms::kJoint, true, NoiseSampling::kDiscrete},
       {GmmMechanisms::kJoint, false, NoiseSampling::kContinuous},
@@ -156,6 +160,7 @@ void FitGmmEverywhere(const HostileCase& c, GmmFitOptions base, const std::strin
         ExpectLedger(fit->guarantee.ledger, 2 + per_iteration * o.iterations, what);
         EXPECT_LE(fit->guarantee.epsilon, o.epsilon) << what;
         EXPECT_TRUE(ValidateParameters(fit->parameters).ok()) << what;
+        if (averaged > 0) EXPECT_EQ(fit->guarantee.averaged_iterations, averaged) << what;
       }
     }
   }
@@ -200,6 +205,28 @@ TEST(PrivatePathsTest, GmmCovarianceFloorAtItsMinimum) {
   chain.epsilon = 1e6;
   chain.iterations = 60;
   FitGmmEverywhere(masses, chain, " (60 iterations, epsilon 1e6)");
+}
+
+// Iterate averaging (GmmFitOptions::iterate_averaging): J = 6 from the
+// private start with few records (the noise is large for the data) averages
+// the last 3 iterates on every path; on hostile records the average must
+// still be a valid mixture, the ledger complete, and the count the rule's
+// (no fallback to the last iterate). At epsilon 1e6 (small noise) it
+// averages nothing.
+TEST(PrivatePathsTest, GmmIterateAveragingOnHostileRecords) {
+  GmmFitOptions o = GmmBase(3);
+  o.iterations = 6;
+  for (const HostileCase& c : AllCases()) FitGmmEverywhere(c, o, " (J = 6, averaged)", 3);
+  HostileCase masses{"two point masses", DataMatrix::Zero(2000, 2), {}};
+  masses.domain.data_norm = 1.0;
+  for (Eigen::Index i = 0; i < 2000; ++i) masses.x(i, 0) = i % 2 == 0 ? 0.5 : -0.5;
+  masses.x.topRows(3) << kBig, 0.0, 0.0, -kBig, kMax, kMax;
+  GmmFitOptions floor = o;
+  floor.covariance_floor = kMinCovarianceFloor;
+  floor.iterations = 20;
+  FitGmmEverywhere(masses, floor, " (J = 20, floor at the minimum, averaged)", 10);
+  floor.epsilon = 1e6;
+  FitGmmEverywhere(masses, floor, " (J = 20, epsilon 1e6: not averaged)", 1);
 }
 
 // Public options at their extremes: a frame radius so small that the frames'

@@ -1,7 +1,9 @@
 #include "dpem/models/gmm/gmm_model_io.h"
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -228,7 +230,12 @@ TEST(GmmModelIoTest, RecordsHowManyIteratesWereAveraged) {
   EXPECT_EQ(back->guarantee.averaged_iterations, 1);
   for (const nlohmann::json& bad : {nlohmann::json(0), nlohmann::json(4), nlohmann::json(-1),
                                     nlohmann::json(2.5), nlohmann::json("2"),
-                                    nlohmann::json(nullptr)}) {
+                                    nlohmann::json(nullptr), nlohmann::json(true),
+                                    nlohmann::json(1.0), nlohmann::json(-0.0),
+                                    nlohmann::json(std::numeric_limits<std::uint64_t>::max()),
+                                    nlohmann::json(std::numeric_limits<std::int64_t>::min()),
+                                    nlohmann::json::array({1}),
+                                    nlohmann::json::object({{"n", 1}})}) {
     nlohmann::json m = j;
     m["privacy"]["averaged_iterations"] = bad;
     const StatusOr<GmmFit> refused = GmmModelIo::FromJson(m.dump());
