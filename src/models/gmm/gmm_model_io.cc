@@ -149,14 +149,23 @@ Status PrivacyFieldsFrom(const json& model, GmmGuarantee& g) {
   return OkStatus();
 }
 
-// How many last iterates a private fit's parameters average: a count from 1
-// to its J; files written before the field existed hold the last iterate (1).
+// How many last iterates a private fit's parameters average: 1 (the last
+// iterate), or floor(J x kAveragedIterationShare) >= 2 for a fit from the
+// private start (the only counts internal::AveragedIterations gives); files
+// written before the field existed hold the last iterate (1).
 Status AveragedIterationsFrom(const json& model, GmmFit& fit) {
   DPEM_ASSIGN_OR_RETURN(const json* privacy, internal::Field(model, "privacy"));
   fit.guarantee.averaged_iterations = 1;
   if (!privacy->contains("averaged_iterations")) return OkStatus();
   DPEM_ASSIGN_OR_RETURN(const std::int64_t averaged,
                         internal::CountField(*privacy, "averaged_iterations", fit.iterations));
+  const int rule = static_cast<int>(fit.iterations * kAveragedIterationShare);
+  if (averaged != 1 && !(fit.init == GmmInit::kPrivate && rule >= 2 && averaged == rule)) {
+    return InvalidArgumentError(
+        "privacy.averaged_iterations must be 1 or, for a fit of J >= 4 iterations from the "
+        "private start, floor(J / 2) = " + std::to_string(rule) + ", not " +
+        std::to_string(averaged));
+  }
   fit.guarantee.averaged_iterations = static_cast<int>(averaged);
   return OkStatus();
 }
@@ -246,11 +255,9 @@ Status internal::ModelFileFormat<GmmFit>::ReadFields(const json& model, GmmFit& 
   DPEM_ASSIGN_OR_RETURN(const std::string estimator, internal::StringField(model, "estimator"));
   DPEM_ASSIGN_OR_RETURN(fit.estimator, ParseEstimator(estimator));
   DPEM_ASSIGN_OR_RETURN(fit.init, InitFrom(model));
-  if (fit.guarantee.is_private) {
-    DPEM_RETURN_IF_ERROR(PrivacyFieldsFrom(model, fit.guarantee));
-    DPEM_RETURN_IF_ERROR(AveragedIterationsFrom(model, fit));
-  }
+  if (fit.guarantee.is_private) DPEM_RETURN_IF_ERROR(PrivacyFieldsFrom(model, fit.guarantee));
   DPEM_RETURN_IF_ERROR(CheckLedger(fit));
+  if (fit.guarantee.is_private) DPEM_RETURN_IF_ERROR(AveragedIterationsFrom(model, fit));
   return OkStatus();
 }
 

@@ -32,9 +32,11 @@ Status PostProcessGmm(GmmParameters& p, const GmmStatistics& noisy, const GmmRel
 // iterate_averaging; docs/gmm.md, "Averaging the last iterates"): weights,
 // means and covariances averaged entry by entry, weight w_t for iterate t.
 // Every iterate is post-processed released values, so the average is too;
-// a convex combination of parameters in the domain (means in the unit ball,
-// covariance eigenvalues in [floor, 1]) stays in it, and a spherical or
-// diagonal covariance keeps its structure. Not thread-safe.
+// a convex combination of parameters in the domain stays in it (means in
+// the unit ball; covariance eigenvalues in [f, 1], f the smallest of the
+// iterates' floors, which vary by iteration and component and are all at
+// least GmmFitOptions::covariance_floor), and a spherical or diagonal
+// covariance keeps its structure. Not thread-safe.
 class IterateAverage {
  public:
   // Adds `p` with weight `w` > 0; every Add must have the shapes and type

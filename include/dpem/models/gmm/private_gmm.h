@@ -253,10 +253,12 @@ struct GmmFitOptions {
   // private fit from the private start whose noise is large for the data
   // (r >= kQuietCentreRatio, models/fit_defaults.h) and which runs J >= 4
   // iterations returns the weighted average of its last floor(J / 2)
-  // iterates instead of the last one: the i-th of them weighs i times its
-  // share of the budget schedule (internal::AveragedIterations). Post-processing of released parameters:
-  // the releases and the ledger are the same either way. Default on; it
-  // changes nothing at the default J = 3.
+  // iterates instead of the last one (how many: internal::
+  // AveragedIterations): the i-th of them weighs i times its share of the
+  // budget schedule (internal::AveragedIterateWeight). Post-processing of
+  // released parameters: the releases and the ledger are the same either
+  // way. Default on; it changes no fit whose J is the default (3 where the
+  // noise is large, 10 only where it is small).
   bool iterate_averaging = true;
   // park2016's Gamma (spherical) and Wishart (full) covariance mechanisms.
   // They are NOT differentially private; using them voids the guarantee.
