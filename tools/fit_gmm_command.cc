@@ -146,8 +146,8 @@ void AddReleaseOptions(CLI::App* app, FitGmmFlags& f) {
                   "on (default) or off. From the private start, when the noise is large for "
                   "the data (the rule that keeps the default J at 3), a fit of J >= 4 "
                   "iterations returns a weighted average of its last J/2 iterates, the later "
-                  "ones weighing more: less noise, the same releases (docs/gmm.md, \"Averaging the last "
-                  "iterates\")");
+                  "ones weighing more: less noise, the same releases (docs/gmm.md, "
+                  "\"Averaging the last iterates\")");
   app->add_flag("--unsafe-paper-mechanisms", f.unsafe_paper_mechanisms,
                 "Use park2016's Gamma (spherical) or Wishart (full) covariance noise, for "
                 "reproducing the paper only. They are NOT differentially private: their noise "

@@ -150,7 +150,7 @@ Status PrivacyFieldsFrom(const json& model, GmmGuarantee& g) {
 }
 
 // How many last iterates a private fit's parameters average: 1 (the last
-// iterate), or floor(J x kAveragedIterationShare) >= 2 for a fit from the
+// iterate), or internal::AveragedIterationsOfJ(J) >= 2 for a fit from the
 // private start (the only counts internal::AveragedIterations gives); files
 // written before the field existed hold the last iterate (1).
 Status AveragedIterationsFrom(const json& model, GmmFit& fit) {
@@ -159,7 +159,7 @@ Status AveragedIterationsFrom(const json& model, GmmFit& fit) {
   if (!privacy->contains("averaged_iterations")) return OkStatus();
   DPEM_ASSIGN_OR_RETURN(const std::int64_t averaged,
                         internal::CountField(*privacy, "averaged_iterations", fit.iterations));
-  const int rule = static_cast<int>(fit.iterations * kAveragedIterationShare);
+  const int rule = internal::AveragedIterationsOfJ(fit.iterations);
   if (averaged != 1 && !(fit.init == GmmInit::kPrivate && rule >= 2 && averaged == rule)) {
     return InvalidArgumentError(
         "privacy.averaged_iterations must be 1 or, for a fit of J >= 4 iterations from the "

@@ -203,8 +203,12 @@ Status CheckGmmReleases(const GmmFitOptions& o, const GmmReleasePlan& plan, Eige
   return CheckRelease(plan.second, second);
 }
 
+int AveragedIterationsOfJ(int iterations) {
+  return static_cast<int>(iterations * kAveragedIterationShare);
+}
+
 StatusOr<int> AveragedIterations(const GmmFitOptions& o, Eigen::Index n, Eigen::Index d) {
-  const int averaged = static_cast<int>(o.ResolvedIterations() * kAveragedIterationShare);
+  const int averaged = AveragedIterationsOfJ(o.ResolvedIterations());
   if (!o.iterate_averaging || !o.IsPrivate() || o.ResolvedInit() != GmmInit::kPrivate ||
       averaged < 2) {
     return 1;

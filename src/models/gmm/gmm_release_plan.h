@@ -119,6 +119,12 @@ StatusOr<int> DefaultPrivateStartIterations(const GmmFitOptions& o, Eigen::Index
 // the average is post-processing of released parameters.
 StatusOr<int> AveragedIterations(const GmmFitOptions& o, Eigen::Index n, Eigen::Index d);
 
+// floor(J x kAveragedIterationShare): how many last iterates a fit of J =
+// `iterations` iterations averages where the rule of AveragedIterations
+// applies (it averages none below 2). The one place the count is computed,
+// for the fit and for the model-file reader's check.
+int AveragedIterationsOfJ(int iterations);
+
 // Iteration it's weight (unnormalised) in the average of the last
 // `averaged` of J = `iterations` iterates of a fit released by `plan`
 // (docs/gmm.md, "Averaging the last iterates"): its position i among them
