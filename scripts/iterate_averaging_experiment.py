@@ -3,7 +3,7 @@
 
 Usage: /usr/bin/python3 scripts/iterate_averaging_experiment.py [--dpem PATH]
        [--sets gowalla synthetic adult moons student lognormal] [--epsilons E ...] [--inits private random]
-       [--js J ...] [--repeats R] [--adult DIR]
+       [--js J ...] [--repeats R] [--adult DIR] [--option iterate-averaging|adaptive-iterations]
 
 For each set, epsilon, start and J, fits each of R train/test splits twice
 with the SAME seed (--seed 1000 + repeat), once with dpem's default
@@ -15,6 +15,13 @@ exactly paired. Prints the median held-out log-likelihood per record of
 each, and the median over splits of the paired difference (averaged minus
 last iterate) with a 95% bootstrap interval, as a Markdown table, and which
 fits averaged (the model file's privacy.averaged_iterations).
+
+With --option adaptive-iterations the pair is `--adaptive-iterations on`
+(dpem's default) against `off` instead, at the default J (use --js 0): the
+adaptive schedule against J = 3 (docs/gmm.md, "Adaptive J"). With the same
+seed the start and the first two iterations are the same in both (the same
+releases at the same noise); the column of averaged iterates then says in
+how many splits the adaptive fit had settled.
 
 Sets (as the other experiment scripts use them):
   - gowalla: data/gowalla_nyc_checkins.csv, a random 90/10 split per repeat,
@@ -88,19 +95,20 @@ def adult_split(rows, rep, workdir):
     return paths
 
 
-def fit(dpem, train, test, setting, eps, init, j, seed, averaging, workdir, tag):
-    """One seeded fit; (held-out log-likelihood, averaged_iterations)."""
+def fit(dpem, train, test, setting, eps, init, j, seed, option, on_off, workdir, tag):
+    """One seeded fit; (held-out log-likelihood, averaged_iterations, settled)."""
     model = os.path.join(workdir, f"m_{tag}.json")
     cmd = [dpem, "fit", "gmm", "--input", train, "--output", model, "--components",
            str(setting["k"]), "--covariance", setting["cov"], "--quiet", "--threads", "1",
            "--epsilon", str(eps), "--delta", "1e-5", "--init", init, "--seed", str(seed),
-           "--iterate-averaging", averaging] + setting["domain"]
+           f"--{option}", on_off] + setting["domain"]
     if j > 0:
         cmd += ["--iterations", str(j)]
     subprocess.run(cmd, check=True, capture_output=True)
     with open(model) as f:
-        averaged = json.load(f)["privacy"]["averaged_iterations"]
-    return held_out_log_likelihood(dpem, model, test), averaged
+        privacy = json.load(f)["privacy"]
+    settled = privacy.get("adaptive_iterations", {}).get("settled")
+    return held_out_log_likelihood(dpem, model, test), privacy["averaged_iterations"], settled
 
 
 def run(args):
@@ -119,7 +127,8 @@ def run(args):
                                                              ("on", "off")):
                 key = (name, eps, init, j, averaging, rep)
                 jobs[key] = pool.submit(fit, args.dpem, train, test, setting, eps, init, j,
-                                        1000 + rep, averaging, workdir, "_".join(map(str, key)))
+                                        1000 + rep, args.option, averaging, workdir,
+                                        "_".join(map(str, key)))
         return {key: job.result() for key, job in jobs.items()}
 
 
@@ -131,22 +140,29 @@ def main():
     parser.add_argument("--js", type=int, nargs="+", default=[10])
     parser.add_argument("--repeats", type=int, default=60)
     parser.add_argument("--adult", default="../shared/data/adult")
+    parser.add_argument("--option", default="iterate-averaging",
+                        choices=["iterate-averaging", "adaptive-iterations"])
     args = parser.parse_args()
     results = run(args)
     rng = np.random.default_rng(0)
+    adaptive = args.option == "adaptive-iterations"
+    what = ("adaptive J - J = 3" if adaptive else "averaged - last iterate")
     print(f"Held-out log-likelihood per record, median over {args.repeats} splits; paired "
-          "difference averaged - last iterate, median [95% bootstrap interval]\n")
-    print("| set | epsilon | start | J | averaged iterates | last iterate | averaged | "
-          "difference | averaged better |")
+          f"difference {what}, median [95% bootstrap interval]\n")
+    print("| set | epsilon | start | J | " + ("settled" if adaptive else "averaged iterates") +
+          " | " + ("J = 3" if adaptive else "last iterate") + " | " +
+          ("adaptive" if adaptive else "averaged") + " | difference | on better |")
     print("|---|---:|---|---:|---|---:|---:|---|---:|")
     for name, eps, init, j in itertools.product(args.sets, args.epsilons, args.inits, args.js):
         on = [results[(name, eps, init, j, "on", r)] for r in range(args.repeats)]
         off = np.array([results[(name, eps, init, j, "off", r)][0] for r in range(args.repeats)])
-        diff = np.array([s for s, _ in on]) - off
+        diff = np.array([s for s, _, _ in on]) - off
         boots = [np.median(rng.choice(diff, len(diff))) for _ in range(2000)]
-        counts = "/".join(str(m) for m in sorted({m for _, m in on}))
+        counts = "/".join(str(m) for m in sorted({m for _, m, _ in on}))
+        if adaptive:
+            counts = f"{sum(bool(s) for _, _, s in on)}/{len(on)}"
         print(f"| {name} | {eps:g} | {init} | {j if j else 'default'} | {counts} | "
-              f"{np.median(off):.3f} | {np.median([s for s, _ in on]):.3f} | "
+              f"{np.median(off):.3f} | {np.median([s for s, _, _ in on]):.3f} | "
               f"{np.median(diff):+.4f} [{np.percentile(boots, 2.5):+.4f}, "
               f"{np.percentile(boots, 97.5):+.4f}] | {np.mean(diff > 0) * 100:.0f}% |")
 

@@ -3,7 +3,7 @@
 
 Usage: /usr/bin/python3 scripts/private_start_experiment.py [--dpem PATH]
        [--fits F] [--iterations J ...  (0: dpem's default J)] [--epsilon E] [--inits private random]
-       [--frames default no-cell-frames no-averaging diagonal-equal full-first
+       [--frames default no-cell-frames no-averaging no-adaptive diagonal-equal full-first
                  spherical-first spherical-equal wide sqrtd sqrtd-raw] [--scenarios 3x2 8x5 ...] [--seed S] [--workers W]
 
 Draws well-separated Gaussian mixtures as scripts/gmm_init_experiment.py does
@@ -20,7 +20,8 @@ cell frames in the private start's fine round; `no-cell-frames`, the
 default without them (`--start-cell-frames off`); `no-averaging`, the
 default returning its last iterate (`--iterate-averaging off`; the average
 of the last iterates applies at J >= 4 when the noise is large for the
-data); `full-first`, the same with
+data); `no-adaptive`, the default with `--adaptive-iterations off` (J = 3
+where the default J runs the adaptive schedule); `full-first`, the same with
 the first iteration releasing full covariances (the default before the
 diagonal first iteration);
 `spherical-first`, the same with the opt-in spherical first iteration and
@@ -51,7 +52,7 @@ from gmm_init_experiment import N_TEST, N_TRAIN, TOLERANCE, draw_mixture, sample
 from lib.scoring import held_out_log_likelihood
 
 DEFAULT_SCENARIOS = ["3x2", "5x3", "8x5", "6x8", "10x4", "10x10"]  # K x d
-DEFAULT_JS = {}  # (training file, init) -> the J that the default-J fits ran.
+DEFAULT_JS = {}  # (training file, init, flags) -> the J that the default-J fits ran.
 
 
 def public_radius(mixture):
@@ -66,6 +67,7 @@ FRAME_RULES = {  # --frames: (fixed radius as a function of d or None, clip corr
     "default": (None, "on", "off"),
     "no-cell-frames": (None, "on", "off", ["--start-cell-frames", "off"]),
     "no-averaging": (None, "on", "off", ["--iterate-averaging", "off"]),
+    "no-adaptive": (None, "on", "off", ["--adaptive-iterations", "off"]),
     "diagonal-equal": (None, "on", "off", ["--budget-schedule", "off"]),
     "full-first": (None, "on", "off", ["--diagonal-first-iteration", "off"]),
     "spherical-first": (None, "on", "on"),
@@ -77,6 +79,7 @@ FRAME_RULES = {  # --frames: (fixed radius as a function of d or None, clip corr
 
 FRAME_LABELS = {"default": "", "no-cell-frames": ", no start cell frames",
                 "no-averaging": ", last iterate",
+                "no-adaptive": ", adaptive J off",
                 "diagonal-equal": ", diagonal first, equal budget",
                 "full-first": ", full first iteration",
                 "spherical-first": ", spherical first iteration",
@@ -102,7 +105,8 @@ def private_fit(args, train, test, k, j, init, flags, radius, workdir, tag):
     subprocess.run(cmd, check=True, capture_output=True)
     if j == 0:  # Which J the default ran (docs/gmm.md, "Choosing J").
         with open(model) as f:
-            DEFAULT_JS.setdefault((train, init), set()).add(json.load(f)["iterations"])
+            DEFAULT_JS.setdefault((train, init, tuple(flags)), set()).add(
+                json.load(f)["iterations"])
     return held_out_log_likelihood(args.dpem, model, test)
 
 
@@ -126,11 +130,12 @@ def run_scenario(args, k, d, rng, workdir, pool):
     return ref, radius, runs
 
 
-def ran_j(train, init, j):
+def ran_j(train, init, j, flags):
     """For a default-J column: the J its fits ran, e.g. " [J = 10]"."""
     if j > 0:
         return ""
-    return " [J = " + "/".join(str(x) for x in sorted(DEFAULT_JS.get((train, init), ()))) + "]"
+    ran = DEFAULT_JS.get((train, init, tuple(flags)), ())
+    return " [J = " + "/".join(str(x) for x in sorted(ran)) + "]"
 
 
 def columns(args):
@@ -165,8 +170,9 @@ def main():
             k, d = (int(v) for v in scenario.split("x"))
             ref, radius, runs = run_scenario(args, k, d, rng, workdir, pool)
             cells = [f"{int(np.sum(v >= ref - TOLERANCE))}/{len(v)} ({np.median(ref - v):.3f})"
-                     + ran_j(os.path.join(workdir, f"train-{k}-{d}.npy"), init, j)
-                     for (init, j, _), v in runs.items()]
+                     + ran_j(os.path.join(workdir, f"train-{k}-{d}.npy"), init, j,
+                             frame_flags(frames, d))
+                     for (init, j, frames), v in runs.items()]
             print(f"| {k} | {d} | {radius:.1f} | {ref:.3f} | " + " | ".join(cells) + " |",
                   flush=True)
     print(f"\n({time.time() - start:.0f} s; mixture seed {args.seed})")

@@ -3,7 +3,7 @@
 
 Usage: /usr/bin/python3 scripts/private_start_real_data.py [--repeats R] [--js J ... (0: default J)]
        [--sets synthetic gowalla] [--epsilons E ...] [--wide-frames] [--full-first]
-       [--no-cell-frames]
+       [--no-cell-frames] [--no-adaptive]
 
 The data and settings of scripts/gmm_mechanisms_experiment.py: (a) three
 isotropic 2-D Gaussians (park2016 Sec. 6), 10,000 training and 2,000 test
@@ -25,7 +25,10 @@ it fits, without a seed (noise from the OS):
     equals the default's; it was written when the option was on by default
     at every d (docs/gmm.md, "The spherical first iteration");
   - with --no-cell-frames, the same for the private start with
-    --start-cell-frames off (cell frames are the default since 2026-11-24).
+    --start-cell-frames off (cell frames are the default since 2026-11-24);
+  - with --no-adaptive, the same for the private start with
+    --adaptive-iterations off (J = 3 where the default J runs the adaptive
+    schedule; docs/gmm.md, "Adaptive J").
 Fits run without a seed (noise from the OS) and with one thread each, two
 at a time.
 Prints the test log-likelihood per point, median [25%, 75%] over R repeats,
@@ -51,6 +54,7 @@ VARIANTS = {
     "wide frames": ["--frame-radius", str(2.0 ** 0.5 + 2.0), "--frame-clip-correction", "off"],
     "full first": ["--spherical-first-iteration", "off"],
     "no cell frames": ["--start-cell-frames", "off"],
+    "adaptive J off": ["--adaptive-iterations", "off"],
 }
 
 
@@ -70,7 +74,8 @@ def variants(args):
     """The names of the VARIANTS that the flags ask for."""
     return [v for v, on in (("wide frames", args.wide_frames),
                             ("full first", args.full_first),
-                            ("no cell frames", args.no_cell_frames)) if on]
+                            ("no cell frames", args.no_cell_frames),
+                            ("adaptive J off", args.no_adaptive)) if on]
 
 
 def j_label(j):
@@ -96,6 +101,7 @@ def main():
     parser.add_argument("--wide-frames", action="store_true")
     parser.add_argument("--full-first", action="store_true")
     parser.add_argument("--no-cell-frames", action="store_true")
+    parser.add_argument("--no-adaptive", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as workdir, \
             concurrent.futures.ThreadPoolExecutor(args.workers) as pool:

@@ -3,7 +3,7 @@
 
 Usage: /usr/bin/python3 scripts/spherical_first_adult.py [--dpem PATH]
        [--adult DIR] [--repeats R] [--epsilons E ...] [--components K] [--seed S]
-       [--js J ...]
+       [--js J ...] [--adaptive]
 
 The six numeric columns of adult.data (age, fnlwgt, education-num,
 capital-gain, capital-loss, hours-per-week; 32,561 rows), each divided by a
@@ -19,7 +19,8 @@ full first iteration (`--diagonal-first-iteration off`),
 the opt-in spherical first iteration with its budget schedule
 (`--spherical-first-iteration on`), and that with `--budget-schedule off`,
 unseeded; with --js, the default fit and the default fit at each J
-instead (docs/gmm.md, "Choosing J"). Prints the held-out mean
+instead (docs/gmm.md, "Choosing J"); with --adaptive, the default fit and
+the same with `--adaptive-iterations off` (docs/gmm.md, "Adaptive J"). Prints the held-out mean
 log-likelihood per record, median [25%, 75%], and the medians of the paired
 differences from the default. Needs numpy
 (/usr/bin/python3).
@@ -70,8 +71,12 @@ def main():
     parser.add_argument("--seed", type=int, default=20261124)
     parser.add_argument("--js", type=int, nargs="+", default=[],
                         help="compare the default fit with the same at each J instead")
+    parser.add_argument("--adaptive", action="store_true",
+                        help="compare the default fit with --adaptive-iterations off instead")
     args = parser.parse_args()
     variants = VARIANTS
+    if args.adaptive:
+        variants = {"default": [], "adaptive J off": ["--adaptive-iterations", "off"]}
     if args.js:
         variants = {"default": []}
         variants.update({f"J = {j}": ["--iterations", str(j)] for j in args.js})

@@ -31,6 +31,7 @@ struct FitGmmFlags {
   std::string budget_schedule = "on";
   std::string start_cell_frames = "on";
   std::string iterate_averaging = "on";
+  std::string adaptive_iterations = "on";
   double covariance_floor = 1e-6;
 };
 
@@ -78,6 +79,8 @@ Status ReleaseFlagsInto(FitGmmFlags& f, GmmFitOptions& o) {
                         OnOff("--start-cell-frames", f.start_cell_frames));
   DPEM_ASSIGN_OR_RETURN(o.iterate_averaging,
                         OnOff("--iterate-averaging", f.iterate_averaging));
+  DPEM_ASSIGN_OR_RETURN(o.adaptive_iterations,
+                        OnOff("--adaptive-iterations", f.adaptive_iterations));
   DPEM_ASSIGN_OR_RETURN(o.accountant, AccountantFromFlags(f.fit, kDefaultAccountant));
   DPEM_RETURN_IF_ERROR(DomainFromFlags(f.fit, o.IsPrivate(), o.epsilon, o.domain));
   DPEM_ASSIGN_OR_RETURN(o.delta, DeltaFromFlags(f.fit, o.IsPrivate()));
@@ -148,6 +151,14 @@ void AddReleaseOptions(CLI::App* app, FitGmmFlags& f) {
                   "iterations returns a weighted average of its last J/2 iterates, the later "
                   "ones weighing more: less noise, the same releases (docs/gmm.md, "
                   "\"Averaging the last iterates\")");
+  app->add_option("--adaptive-iterations", f.adaptive_iterations,
+                  "on (default) or off. From the private start with --iterations unset, where "
+                  "the noise is large for the data (J would be 3): plan 6 releases, the third "
+                  "holding back 70% of its budget; if the released means have settled after "
+                  "it, the last three re-release its statistics (the J = 3 fit, in "
+                  "distribution), otherwise they are three more EM iterations. The same "
+                  "releases either way; the model file says which ran (docs/gmm.md, "
+                  "\"Adaptive J\"). off: J = 3 there");
   app->add_flag("--unsafe-paper-mechanisms", f.unsafe_paper_mechanisms,
                 "Use park2016's Gamma (spherical) or Wishart (full) covariance noise, for "
                 "reproducing the paper only. They are NOT differentially private: their noise "

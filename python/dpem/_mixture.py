@@ -95,6 +95,16 @@ class GaussianMixture(LikelihoodMixin, DensityMixin, DpemEstimator):
         ``privacy_["averaged_iterations"]`` says how many a fit averaged
         (1: the last iterate alone); :func:`dpem.load` gives the option its
         default.
+    adaptive_iterations : bool, default=True
+        From the private start with ``max_iter`` unset, where the noise is
+        large for the data (where ``max_iter`` would be 3): plan 6 releases,
+        the third holding back 70% of its budget; if the released means have
+        settled after it, the last three re-release its statistics (the
+        3-iteration fit, in distribution), otherwise they are three more EM
+        iterations. The same releases either way (``--adaptive-iterations``;
+        docs/gmm.md, "Adaptive J"). ``privacy_["adaptive_iterations"]``, if
+        present, says whether the fit had settled and the movement that
+        decided it; :func:`dpem.load` gives the option its default.
     random_state : int, RandomState or None, default=None
         Seeds the noise and the sampling. On a private fit this makes the
         noise reproducible, so the guarantee is VOID (PrivacyLeakWarning).
@@ -124,7 +134,7 @@ class GaussianMixture(LikelihoodMixin, DensityMixin, DpemEstimator):
                      "covariance_floor", "init", "mechanisms", "start_cell_frames",
                      "component_frames", "frame_radius", "frame_clip_correction",
                      "spherical_first_iteration", "diagonal_first_iteration", "budget_schedule",
-                     "iterate_averaging")
+                     "iterate_averaging", "adaptive_iterations")
 
     __init__ = estimator_init("n_components", [
         ("covariance_type", "full"), "epsilon", "delta", "data_norm", "data_center",
@@ -132,7 +142,8 @@ class GaussianMixture(LikelihoodMixin, DensityMixin, DpemEstimator):
         ("estimator", "mle"), ("covariance_floor", 1e-6), "init", ("start_cell_frames", True),
         ("component_frames", True), ("frame_radius", 0.0), ("frame_clip_correction", True),
         ("spherical_first_iteration", False), ("diagonal_first_iteration", True),
-        ("budget_schedule", True), ("iterate_averaging", True), "random_state", "budget",
+        ("budget_schedule", True), ("iterate_averaging", True),
+        ("adaptive_iterations", True), "random_state", "budget",
         "n_jobs"])
 
     def _set_model_attributes(self, model, document):

@@ -20,8 +20,8 @@ namespace {
 // The model's own arguments (dpem/_mixture.py): n_components, max_iter
 // (None: the library's default J), covariance_type, estimator,
 // covariance_floor, init (None: the default start), mechanisms,
-// start_cell_frames, the iterations' frame options and iterate_averaging,
-// each defaulting to
+// start_cell_frames, the iterations' frame options, iterate_averaging and
+// adaptive_iterations, each defaulting to
 // GmmFitOptions' default; the library validates them.
 GmmFitOptions GmmOptions(const py::dict& args) {
   GmmFitOptions o;
@@ -41,6 +41,7 @@ GmmFitOptions GmmOptions(const py::dict& args) {
       Get<bool>(args, "diagonal_first_iteration", o.diagonal_first_iteration);
   o.budget_schedule = Get<bool>(args, "budget_schedule", o.budget_schedule);
   o.iterate_averaging = Get<bool>(args, "iterate_averaging", o.iterate_averaging);
+  o.adaptive_iterations = Get<bool>(args, "adaptive_iterations", o.adaptive_iterations);
   return o;
 }
 

@@ -55,6 +55,18 @@ CASES = {
         ["gmm", "--components", 5, "--epsilon", 0.5, "--delta", 1e-5, "--iterations", 10,
          "--iterate-averaging", "off", *GOWALLA_FLAGS],
     ),
+    "gmm-private-adaptive": (  # Noisy for the data: the default J is adaptive.
+        dpem.GaussianMixture(5, epsilon=0.5, delta=1e-5, random_state=11, **GOWALLA_DOMAIN),
+        ["gmm", "--components", 5, "--epsilon", 0.5, "--delta", 1e-5, *GOWALLA_FLAGS],
+    ),
+    "gmm-private-adaptive-off": (
+        dpem.GaussianMixture(
+            5, epsilon=0.5, delta=1e-5, adaptive_iterations=False, random_state=11,
+            **GOWALLA_DOMAIN
+        ),
+        ["gmm", "--components", 5, "--epsilon", 0.5, "--delta", 1e-5, "--adaptive-iterations",
+         "off", *GOWALLA_FLAGS],
+    ),
     "gmm-private-options": (
         dpem.GaussianMixture(
             4, epsilon=1.0, delta=1e-5, estimator="map", covariance_floor=1e-5,
@@ -135,6 +147,29 @@ def test_iterate_averaging_is_recorded(gowalla):
     # The same seed, so the same releases; only the returned parameters differ.
     assert averaged.privacy_["releases"] == last.privacy_["releases"]
     assert not np.array_equal(averaged.means_, last.means_)
+
+
+def test_adaptive_iterations_are_recorded(gowalla):
+    adaptive = _fit(CASES["gmm-private-adaptive"][0], gowalla)
+    fixed = _fit(CASES["gmm-private-adaptive-off"][0], gowalla)
+    assert adaptive.n_iter_ == 6 and fixed.n_iter_ == 3
+    choice = adaptive.privacy_["adaptive_iterations"]
+    assert choice["settled"] == (choice["movement"] < 1.0)
+    assert adaptive.privacy_["averaged_iterations"] == (1 if choice["settled"] else 3)
+    assert "adaptive_iterations" not in fixed.privacy_
+    # The start's two releases and the first two iterations' have the same
+    # shares of the budget (their noise agrees to the calibration's last
+    # digits: six releases or three at the same total); the third holds back
+    # 70% of its share for the three later ones.
+    releases, three = adaptive.privacy_["releases"], fixed.privacy_["releases"]
+    assert len(releases) == 8 and len(three) == 5
+    for a, b in zip(releases[:4], three[:4]):
+        assert a["label"] == b["label"]
+        assert a["noise_scale"] == pytest.approx(b["noise_scale"], rel=1e-3)
+    assert releases[4]["noise_scale"] == pytest.approx(three[4]["noise_scale"] / 0.3 ** 0.5,
+                                                       rel=1e-3)
+    assert [r["label"] for r in releases[5:]] == [
+        f"iteration {it} / joint statistics" for it in (4, 5, 6)]
 
 
 @pytest.mark.parametrize("case", ["gmm-private", "kmeans-private", "fa-private"])

@@ -76,8 +76,15 @@ TEST_F(InitCliTest, IterationsDefaultByTheStart) {
     // k-means: 120 records at epsilon 1 make noisy centres (r >= 0.02,
     // fit_defaults.h): one iteration; at epsilon 1000, three. A mixture:
     // three at epsilon 1 (r >= kQuietCentreRatio), at 1000 quiet (r below
-    // it): ten.
-    EXPECT_EQ(iterations(), model == "gmm" ? 3 : 1) << model;
+    // it): ten. At epsilon 1 a mixture runs the adaptive schedule's six
+    // releases, three with --adaptive-iterations off.
+    EXPECT_EQ(iterations(), model == "gmm" ? 6 : 1) << model;
+    if (model == "gmm") {
+      ASSERT_EQ(run(model, private_ + "--adaptive-iterations off").exit_code, 0);
+      EXPECT_EQ(iterations(), 3);
+      const RunResult bad = run(model, private_ + "--adaptive-iterations maybe");
+      EXPECT_EQ(bad.exit_code, 2);
+    }
     ASSERT_EQ(run(model, "--epsilon 1000 --delta 1e-5 --data-norm 2").exit_code, 0) << model;
     EXPECT_EQ(iterations(), model == "gmm" ? 10 : 3) << model;
     ASSERT_EQ(run(model, private_ + "--init random").exit_code, 0) << model;

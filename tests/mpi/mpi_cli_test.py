@@ -13,7 +13,9 @@ Checks (docs/distributed.md):
   * a GMM fit that leaves J to its default at a large epsilon runs the quiet
     J = 10 of the whole table's N on every rank (3-D, and 6-D with the
     diagonal first iteration's schedule of 10 weights); one of J = 8 where
-    the noise is large averages the same last 4 iterates on every rank;
+    the noise is large averages the same last 4 iterates on every rank; the
+    default private fit, noisy for its N, runs the adaptive schedule and
+    every rank makes the same choice after its third iteration;
   * a bad shard on one rank: exit 2 on all, one line naming the rank, no
     model file, nothing charged to the budget;
   * score, predict and transform over the shards print or write what they
@@ -185,6 +187,11 @@ def main():
         r = run([DPEM] + args + common + ["--input", data, "--output", one])
         check(r.returncode == 0, "%s: one process: %s" % (name, r.stderr.strip()[-200:]))
         expected = json.load(open(one))
+        if name == "gmm private default":  # Noisy for N: the adaptive schedule.
+            check(expected["iterations"] == 6 and
+                  "adaptive_iterations" in expected["privacy"],
+                  "%s: the adaptive schedule's 6 releases (got J = %s)" %
+                  (name, expected["iterations"]))
         if name == "gmm averaged iterates":
             check(expected["privacy"]["averaged_iterations"] == 4,
                   "%s: the last 4 of 8 iterates averaged (got %s)" %

@@ -40,6 +40,23 @@ inline constexpr int kQuietPrivateStartIterations = 10;
 // which averaging shrinks. Below it, and from the random start, the iterates
 // still move, and the average lags behind the last one.
 inline constexpr double kAveragedIterationShare = 0.5;
+// The adaptive schedule (GmmFitOptions::adaptive_iterations; docs/gmm.md,
+// "Adaptive J"): a Gaussian-mixture fit from the private start whose J is
+// the default and whose noise is large (r >= kQuietCentreRatio) plans
+// kAdaptiveIterations releases. The first kAdaptiveHeadIterations are the
+// J = 3 default's, except that the last of them holds back
+// kAdaptiveHeldBackShare of its share of the budget for the later releases
+// (equal shares). After the head, the released means' movement
+// (internal::MeanMovement) decides what the later releases release: below
+// kSettledMovement the head's last statistics again, pooled with it into
+// one M-step (in distribution the J = 3 default's last iteration: well-
+// separated Gaussian clusters lose nothing); otherwise EM iterations, for
+// data whose EM keeps moving (Gowalla's check-ins, the Adult census
+// columns). Measured in docs/gmm.md, "Adaptive J".
+inline constexpr int kAdaptiveIterations = 6;
+inline constexpr int kAdaptiveHeadIterations = kDefaultPrivateStartIterations;
+inline constexpr double kAdaptiveHeldBackShare = 0.7;
+inline constexpr double kSettledMovement = 1.0;
 // A private fit from the random start (park2016's and park2017's J = 10).
 inline constexpr int kDefaultRandomStartIterations = 10;
 // A non-private fit (scikit-learn's GaussianMixture max_iter; dpem runs

@@ -59,6 +59,9 @@ void AddPrivacyFields(const GmmGuarantee& g, json& privacy) {
   privacy["iteration_weights"] = g.iteration_weights;
   privacy["start_cell_frames"] = g.start_cell_frames;
   privacy["averaged_iterations"] = g.averaged_iterations;
+  if (g.adaptive_iterations) {
+    privacy["adaptive_iterations"] = {{"settled", g.settled}, {"movement", g.movement}};
+  }
 }
 
 StatusOr<GmmParameters> ParametersFrom(const json& model) {
@@ -170,6 +173,32 @@ Status AveragedIterationsFrom(const json& model, GmmFit& fit) {
   return OkStatus();
 }
 
+// Whether a private fit ran the adaptive schedule and what it chose
+// (GmmGuarantee::adaptive_iterations; absent: it did not). Only a fit from
+// the private start of more than kAdaptiveHeadIterations iterations runs
+// it, and a settled one averages no iterates.
+Status AdaptiveIterationsFrom(const json& model, GmmFit& fit) {
+  DPEM_ASSIGN_OR_RETURN(const json* privacy, internal::Field(model, "privacy"));
+  GmmGuarantee& g = fit.guarantee;
+  g.adaptive_iterations = privacy->contains("adaptive_iterations");
+  if (!g.adaptive_iterations) return OkStatus();
+  DPEM_ASSIGN_OR_RETURN(const json* a, internal::Field(*privacy, "adaptive_iterations"));
+  DPEM_ASSIGN_OR_RETURN(g.settled, internal::BoolField(*a, "settled"));
+  DPEM_ASSIGN_OR_RETURN(g.movement, internal::FiniteNumberField(*a, "movement",
+                                                                internal::kNonNegativeNumber,
+                                                                "privacy.adaptive_iterations"));
+  if (fit.init != GmmInit::kPrivate || fit.iterations <= kAdaptiveHeadIterations) {
+    return InvalidArgumentError("privacy.adaptive_iterations belongs only to a fit from the "
+                                "private start of more than " +
+                                std::to_string(kAdaptiveHeadIterations) + " iterations");
+  }
+  if (g.settled && g.averaged_iterations != 1) {
+    return InvalidArgumentError("privacy.adaptive_iterations: a settled fit averages no "
+                                "iterates (privacy.averaged_iterations must be 1)");
+  }
+  return OkStatus();
+}
+
 // The relative distance within which an iteration's recorded noise
 // multiplier (noise scale over sensitivity) must match the schedule's: the
 // discrete noise rounds it up by at most about 2^-19 (kDiscreteGridBits,
@@ -257,8 +286,9 @@ Status internal::ModelFileFormat<GmmFit>::ReadFields(const json& model, GmmFit& 
   DPEM_ASSIGN_OR_RETURN(fit.init, InitFrom(model));
   if (fit.guarantee.is_private) DPEM_RETURN_IF_ERROR(PrivacyFieldsFrom(model, fit.guarantee));
   DPEM_RETURN_IF_ERROR(CheckLedger(fit));
-  if (fit.guarantee.is_private) DPEM_RETURN_IF_ERROR(AveragedIterationsFrom(model, fit));
-  return OkStatus();
+  if (!fit.guarantee.is_private) return OkStatus();
+  DPEM_RETURN_IF_ERROR(AveragedIterationsFrom(model, fit));
+  return AdaptiveIterationsFrom(model, fit);
 }
 
 template struct ModelIo<GmmFit>;

@@ -263,6 +263,67 @@ TEST(GmmModelIoTest, RecordsHowManyIteratesWereAveraged) {
   }
 }
 
+TEST(GmmModelIoTest, RecordsTheAdaptiveSchedule) {
+  // N = 200 at epsilon 2 is noisy for the data: the default J runs the
+  // adaptive schedule, and the file says which branch ran and why.
+  const GmmFit fit = PrivateFit(12, 0);
+  ASSERT_TRUE(fit.guarantee.adaptive_iterations);
+  const nlohmann::json m = nlohmann::json::parse(GmmModelIo::ToJson(fit));
+  EXPECT_EQ(m["iterations"], kAdaptiveIterations);
+  const nlohmann::json& a = m["privacy"]["adaptive_iterations"];
+  EXPECT_EQ(a["settled"], fit.guarantee.settled);
+  EXPECT_EQ(a["movement"], fit.guarantee.movement);
+  EXPECT_EQ(m["privacy"]["averaged_iterations"], fit.guarantee.settled ? 1 : 3);
+  const StatusOr<GmmFit> back = GmmModelIo::FromJson(m.dump());
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_TRUE(back->guarantee.adaptive_iterations);
+  EXPECT_EQ(back->guarantee.settled, fit.guarantee.settled);
+  EXPECT_EQ(back->guarantee.movement, fit.guarantee.movement);
+  // A settled fit averages no iterates.
+  nlohmann::json settled = m;
+  settled["privacy"]["adaptive_iterations"]["settled"] = true;
+  settled["privacy"]["averaged_iterations"] = 3;
+  EXPECT_NE(GmmModelIo::FromJson(settled.dump()).status().message().find(
+                "a settled fit averages no iterates"),
+            std::string::npos);
+  settled["privacy"]["averaged_iterations"] = 1;
+  EXPECT_TRUE(GmmModelIo::FromJson(settled.dump()).ok());
+  // Only from the private start.
+  nlohmann::json random_start = settled;
+  random_start["init"] = "random";
+  random_start["privacy"]["releases"].erase(0);
+  random_start["privacy"]["releases"].erase(0);
+  EXPECT_NE(GmmModelIo::FromJson(random_start.dump()).status().message().find(
+                "adaptive_iterations belongs only"),
+            std::string::npos);
+  // Files without the field did not run it.
+  nlohmann::json fixed = nlohmann::json::parse(GmmModelIo::ToJson(PrivateFit(12)));
+  EXPECT_FALSE(fixed["privacy"].contains("adaptive_iterations"));
+  ASSERT_TRUE(GmmModelIo::FromJson(fixed.dump()).ok());
+  EXPECT_FALSE(GmmModelIo::FromJson(fixed.dump())->guarantee.adaptive_iterations);
+  // Hostile values.
+  for (const auto& [key, bad] :
+       std::vector<std::pair<std::string, nlohmann::json>>{
+           {"settled", nullptr}, {"settled", 1}, {"settled", "yes"},
+           {"movement", -1.0}, {"movement", "0.5"}, {"movement", nullptr},
+           {"movement", nlohmann::json::array({0.5})}}) {
+    nlohmann::json h = m;
+    h["privacy"]["adaptive_iterations"][key] = bad;
+    const StatusOr<GmmFit> refused = GmmModelIo::FromJson(h.dump());
+    EXPECT_FALSE(refused.ok()) << key << " " << bad.dump();
+    if (!refused.ok()) {
+      EXPECT_NE(refused.status().message().find(key), std::string::npos)
+          << refused.status().ToString();
+    }
+  }
+  for (const nlohmann::json& bad : {nlohmann::json(true), nlohmann::json::object(),
+                                    nlohmann::json::array()}) {
+    nlohmann::json h = m;
+    h["privacy"]["adaptive_iterations"] = bad;
+    EXPECT_FALSE(GmmModelIo::FromJson(h.dump()).ok()) << bad.dump();
+  }
+}
+
 TEST(GmmModelIoTest, RecordsTheNeighbourRelationAndSeedWarning) {
   const nlohmann::json j = nlohmann::json::parse(GmmModelIo::ToJson(PrivateFit(6)));
   EXPECT_EQ(j["privacy"]["neighbour_relation"], "replace-one");
@@ -397,6 +458,8 @@ TEST(GmmModelIoTest, RoundTripsADefaultJFitWithTheDiagonalSchedule) {
     GmmFitOptions o = test_support::MakeGmmOptions(k, /*iterations=*/0, c.epsilon, delta,
                                                    /*data_norm=*/2.0);
     o.accountant = AccountantKind::kZcdp;
+    // The fixed schedule at J = 3 (the adaptive one: gmm_adaptive_test.cc).
+    o.adaptive_iterations = false;
     Generator gen = Generator::FromSeed(12);
     const StatusOr<GmmFit> fit = FitGmm(x, o, gen);
     ASSERT_TRUE(fit.ok()) << fit.status().ToString();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "dpem/models/fit_defaults.h"
+#include "models/gmm/gmm_adaptive.h"
 
 namespace dpem::internal {
 namespace {
@@ -52,14 +53,24 @@ GmmReleasePlan MakeIterationPlan(const GmmFitOptions& o, const std::vector<doubl
 
 GmmReleasePlan GmmReleasePlan::ForIteration(int it) const {
   if (iteration_weights.empty()) return *this;
+  return ForWeight(iteration_weights[static_cast<size_t>(it - 1)]);
+}
+
+GmmReleasePlan GmmReleasePlan::ForWeight(double weight) const {
   GmmReleasePlan plan = *this;
-  const double scale = 1.0 / std::sqrt(iteration_weights[static_cast<size_t>(it - 1)]);
+  const double scale = 1.0 / std::sqrt(weight);
   plan.joint_multiplier *= scale;
   for (NoiseSpec* spec : {&plan.counts, &plan.sums, &plan.second}) spec->noise_multiplier *= scale;
   return plan;
 }
 
-std::vector<double> GmmIterationWeights(const GmmFitOptions& o, Eigen::Index d) {
+std::vector<double> GmmIterationWeights(const GmmFitOptions& o, Eigen::Index d,
+                                        IterationSchedule schedule) {
+  if (schedule == IterationSchedule::kAdaptive) {
+    GmmFitOptions head = o;
+    head.iterations = kAdaptiveHeadIterations;
+    return AdaptiveIterationWeights(GmmIterationWeights(head, d), o.iterations);
+  }
   const int j = o.ResolvedIterations();
   const CovarianceType first = o.FirstIterationCovariance(d);
   // Only a lighter first iteration (which needs J >= 2) has a schedule.
@@ -97,12 +108,13 @@ Status CheckGmmIterationWeights(const std::vector<double>& weights, int iteratio
   return OkStatus();
 }
 
-StatusOr<CalibrationResult> CalibrateGmmFit(const GmmFitOptions& o, Eigen::Index d) {
+StatusOr<CalibrationResult> CalibrateGmmFit(const GmmFitOptions& o, Eigen::Index d,
+                                            IterationSchedule schedule) {
   CalibrationOptions c;
   c.epsilon = o.epsilon;
   c.delta = o.delta;
   c.iterations = o.iterations;
-  c.iteration_weights = GmmIterationWeights(o, d);
+  c.iteration_weights = GmmIterationWeights(o, d, schedule);
   c.accountant = o.accountant;
   c.per_release_delta = o.per_release_delta;
   if (o.ResolvedInit() == GmmInit::kPrivate) {
@@ -139,10 +151,12 @@ StatusOr<GmmReleasePlan> MakeGmmReleasePlan(const GmmFitOptions& o,
   return plan;
 }
 
-StatusOr<GmmFitPlan> PlanGmmFit(const GmmFitOptions& o, Eigen::Index n, Eigen::Index d) {
+StatusOr<GmmFitPlan> PlanGmmFit(const GmmFitOptions& o, Eigen::Index n, Eigen::Index d,
+                                IterationSchedule schedule) {
   GmmFitPlan p;
-  DPEM_ASSIGN_OR_RETURN(p.cal, CalibrateGmmFit(o, d));
+  DPEM_ASSIGN_OR_RETURN(p.cal, CalibrateGmmFit(o, d, schedule));
   DPEM_ASSIGN_OR_RETURN(p.plan, MakeGmmReleasePlan(o, p.cal, n, d));
+  p.plan.adaptive = schedule == IterationSchedule::kAdaptive;
   DPEM_RETURN_IF_ERROR(CheckGmmReleases(o, p.plan, d));
   return p;
 }
@@ -163,15 +177,34 @@ StatusOr<bool> NoiseIsQuiet(const GmmFitOptions& o, Eigen::Index n, Eigen::Index
 
 }  // namespace
 
-StatusOr<int> DefaultPrivateStartIterations(const GmmFitOptions& o, Eigen::Index n,
-                                            Eigen::Index d) {
+namespace {
+
+// Whether a fit with options `o` at J = `iterations` on `schedule` is valid
+// (J x K within bounds) and plans.
+bool Plans(const GmmFitOptions& o, int iterations, IterationSchedule schedule, Eigen::Index n,
+           Eigen::Index d) {
+  GmmFitOptions at = o;
+  at.iterations = iterations;
+  return at.Validate().ok() && PlanGmmFit(at, n, d, schedule).ok();
+}
+
+}  // namespace
+
+StatusOr<DefaultIterations> DefaultPrivateStartIterations(const GmmFitOptions& o,
+                                                          Eigen::Index n, Eigen::Index d) {
   DPEM_ASSIGN_OR_RETURN(const bool quiet_noise, NoiseIsQuiet(o, n, d));
-  if (!quiet_noise) return kDefaultPrivateStartIterations;
-  // The quiet J only if a fit at it is valid (J x K within bounds) and plans.
-  GmmFitOptions quiet = o;
-  quiet.iterations = kQuietPrivateStartIterations;
-  const bool plans = quiet.Validate().ok() && PlanGmmFit(quiet, n, d).ok();
-  return plans ? kQuietPrivateStartIterations : kDefaultPrivateStartIterations;
+  if (quiet_noise) {
+    // The quiet J only if a fit at it is valid and plans.
+    if (Plans(o, kQuietPrivateStartIterations, IterationSchedule::kFixed, n, d)) {
+      return DefaultIterations{kQuietPrivateStartIterations, IterationSchedule::kFixed};
+    }
+    return DefaultIterations{};
+  }
+  const bool adaptive = o.adaptive_iterations && o.mechanisms == GmmMechanisms::kJoint &&
+                        o.component_frames && !o.unsafe_paper_mechanisms &&
+                        Plans(o, kAdaptiveIterations, IterationSchedule::kAdaptive, n, d);
+  if (!adaptive) return DefaultIterations{};
+  return DefaultIterations{kAdaptiveIterations, IterationSchedule::kAdaptive};
 }
 
 IterationRelease PlanOfIteration(const GmmFitOptions& o, const GmmReleasePlan& plan, int it,

@@ -24,6 +24,12 @@
 
 namespace dpem::internal {
 
+// How a private fit spreads its iterations' budget: its options' schedule
+// (GmmIterationWeights), or the adaptive schedule of a default-J fit from
+// the private start where the noise is large (GmmFitOptions::
+// adaptive_iterations; AdaptiveIterationWeights in models/gmm/gmm_adaptive.h).
+enum class IterationSchedule { kFixed, kAdaptive };
+
 // The noise of one iteration's releases: three kinds of per-parameter
 // release (GGG, LLG), or the joint release with its block split.
 struct GmmReleasePlan {
@@ -39,10 +45,17 @@ struct GmmReleasePlan {
   // The budget schedule (CalibrationOptions::iteration_weights; empty:
   // equal iterations).
   std::vector<double> iteration_weights;
+  // Whether the iterations follow the adaptive schedule (RunEm then chooses
+  // what its later releases release; docs/gmm.md, "Adaptive J").
+  bool adaptive = false;
 
   // The plan of iteration `it` (1-based): every multiplier divided by the
   // square root of its weight in the schedule (this plan if none).
   GmmReleasePlan ForIteration(int it) const;
+  // The plan of a release of weight `weight` > 0 in the schedule (of the
+  // pool of releases whose weights sum to it): every multiplier divided by
+  // sqrt(weight).
+  GmmReleasePlan ForWeight(double weight) const;
 
   // Standard deviation of the noise on one coordinate of a sum, and of a
   // second moment (its diagonal for full matrices).
@@ -65,7 +78,11 @@ struct GmmReleasePlan {
 // (kSphericalIterationWeight or kDiagonalIterationWeight), equal shares,
 // and the last's (kFinalIterationWeight or kDiagonalFinalIterationWeight),
 // summing to J (private_gmm.h).
-std::vector<double> GmmIterationWeights(const GmmFitOptions& o, Eigen::Index d);
+// With IterationSchedule::kAdaptive (J = o.iterations >
+// kAdaptiveHeadIterations): AdaptiveIterationWeights of the schedule of the
+// same options at J = kAdaptiveHeadIterations.
+std::vector<double> GmmIterationWeights(const GmmFitOptions& o, Eigen::Index d,
+                                        IterationSchedule schedule = IterationSchedule::kFixed);
 
 // The relative distance within which a schedule's sum must equal J:
 // GmmIterationWeights' sums are J up to a few roundings.
@@ -82,9 +99,11 @@ Status CheckGmmIterationWeights(const std::vector<double>& weights, int iteratio
 // Calibrates the noise of a private fit with options `o` (Validate() OK,
 // iterations resolved, epsilon finite) on d-dimensional data: the
 // iterations' release pattern (one joint release, or park2017's scenario
-// with `o`'s sampling) and schedule (GmmIterationWeights), and the private
-// start's pattern and share if `o` starts privately.
-StatusOr<CalibrationResult> CalibrateGmmFit(const GmmFitOptions& o, Eigen::Index d);
+// with `o`'s sampling) and schedule (GmmIterationWeights with `schedule`),
+// and the private start's pattern and share if `o` starts privately.
+StatusOr<CalibrationResult> CalibrateGmmFit(
+    const GmmFitOptions& o, Eigen::Index d,
+    IterationSchedule schedule = IterationSchedule::kFixed);
 
 // The plan of a fit with options `o` calibrated as `cal` (CalibrateGmmFit),
 // on n records in d dimensions: its iterations' releases and its start's.
@@ -106,8 +125,18 @@ StatusOr<GmmReleasePlan> MakeGmmReleasePlan(const GmmFitOptions& o,
 // accountant at small epsilon and very large n, discrete grids in high d);
 // otherwise kDefaultPrivateStartIterations (models/fit_defaults.h). Public
 // values only (n is public under replace-one neighbours); nothing is drawn.
-StatusOr<int> DefaultPrivateStartIterations(const GmmFitOptions& o, Eigen::Index n,
-                                            Eigen::Index d);
+//
+// Where the noise is large and J = 3 would run, the adaptive schedule
+// replaces it (docs/gmm.md, "Adaptive J") if o.adaptive_iterations, the
+// release is joint with component frames (the movement statistic reads the
+// frames' radius), and a fit of kAdaptiveIterations on that schedule can
+// be made as above: J = kAdaptiveIterations, IterationSchedule::kAdaptive.
+struct DefaultIterations {
+  int iterations = kDefaultPrivateStartIterations;
+  IterationSchedule schedule = IterationSchedule::kFixed;
+};
+StatusOr<DefaultIterations> DefaultPrivateStartIterations(const GmmFitOptions& o,
+                                                          Eigen::Index n, Eigen::Index d);
 
 // How many of its last iterates a private fit with options `o` (Validate()
 // OK, J = o.iterations resolved) on n records in d dimensions averages
@@ -143,9 +172,11 @@ struct GmmFitPlan {
 
 // What a private fit with options `o` (Validate() OK, J resolved, epsilon
 // finite) on n records in d dimensions does before it reads a record:
-// CalibrateGmmFit, MakeGmmReleasePlan and CheckGmmReleases. Public values
-// only; nothing is drawn.
-StatusOr<GmmFitPlan> PlanGmmFit(const GmmFitOptions& o, Eigen::Index n, Eigen::Index d);
+// CalibrateGmmFit, MakeGmmReleasePlan and CheckGmmReleases, on `schedule`
+// (recorded in the plan: GmmReleasePlan::adaptive). Public values only;
+// nothing is drawn.
+StatusOr<GmmFitPlan> PlanGmmFit(const GmmFitOptions& o, Eigen::Index n, Eigen::Index d,
+                                IterationSchedule schedule = IterationSchedule::kFixed);
 
 // What iteration `it` (1-based) of a private fit with options `o` on
 // d-dimensional data releases, by `plan` (MakeGmmReleasePlan): the

@@ -245,12 +245,14 @@ TEST(GmmBudgetScheduleTest, TheModelFileCheckAcceptsTheRulesSchedulesOnly) {
 
 // The pre-data steps of a private fit with options `o` (its J resolved) on
 // n records in d dimensions, as FitGmm takes them (PlanGmmFit).
-Status PlanAndCheck(const GmmFitOptions& o, Eigen::Index n, Eigen::Index d) {
-  return PlanGmmFit(o, n, d).status();
+Status PlanAndCheck(const GmmFitOptions& o, Eigen::Index n, Eigen::Index d,
+                    IterationSchedule schedule = IterationSchedule::kFixed) {
+  return PlanGmmFit(o, n, d, schedule).status();
 }
 
 // The default J from the private start (DefaultPrivateStartIterations) is
-// either kDefaultPrivateStartIterations or kQuietPrivateStartIterations; it
+// kDefaultPrivateStartIterations, kQuietPrivateStartIterations or the
+// adaptive schedule's kAdaptiveIterations (joint releases only); it
 // is chosen wherever J = 3 would plan, and the J it picks plans and passes
 // the pre-data check of every release (CheckGmmReleases) too, so a fit left
 // at the default does not refuse where J = 3 ran. It never falls as N grows
@@ -262,7 +264,7 @@ Status PlanAndCheck(const GmmFitOptions& o, Eigen::Index n, Eigen::Index d) {
 // N >= 1e10); there the default stays 3 (the test after this one), so J
 // may fall as N grows in those corners only.
 TEST(GmmDefaultIterationsTest, TheQuietJPlansWhereverThreeDid) {
-  int quiet = 0, usual = 0;
+  int quiet = 0, adapted = 0, usual = 0;
   for (AccountantKind accountant : AllAccountants()) {
     if (accountant == AccountantKind::kAdvanced || accountant == AccountantKind::kKov) continue;
     for (GmmMechanisms m : {GmmMechanisms::kJoint, GmmMechanisms::kGgg, GmmMechanisms::kLlg}) {
@@ -290,21 +292,28 @@ TEST(GmmDefaultIterationsTest, TheQuietJPlansWhereverThreeDid) {
                   three.iterations = o.ResolvedIterations();
                   ASSERT_EQ(three.iterations, kDefaultPrivateStartIterations);
                   if (!PlanAndCheck(three, n, d).ok()) continue;
-                  const StatusOr<int> j = DefaultPrivateStartIterations(three, n, d);
-                  ASSERT_TRUE(j.ok()) << j.status().ToString();
-                  ASSERT_TRUE(*j == kDefaultPrivateStartIterations ||
-                              *j == kQuietPrivateStartIterations)
-                      << *j;
-                  ++(*j == kQuietPrivateStartIterations ? quiet : usual);
+                  const StatusOr<DefaultIterations> chosen_j =
+                      DefaultPrivateStartIterations(three, n, d);
+                  ASSERT_TRUE(chosen_j.ok()) << chosen_j.status().ToString();
+                  const int j = chosen_j->iterations;
+                  const bool adaptive = chosen_j->schedule == IterationSchedule::kAdaptive;
+                  ASSERT_TRUE(j == kDefaultPrivateStartIterations ||
+                              j == kQuietPrivateStartIterations ||
+                              (adaptive && j == kAdaptiveIterations))
+                      << j;
+                  // Adaptive only for the joint release, where J would be 3.
+                  EXPECT_EQ(adaptive, j == kAdaptiveIterations);
+                  if (adaptive) EXPECT_EQ(m, GmmMechanisms::kJoint);
+                  ++(j == kQuietPrivateStartIterations ? quiet : adaptive ? adapted : usual);
                   GmmFitOptions chosen = three;
-                  chosen.iterations = *j;
-                  const Status planned = PlanAndCheck(chosen, n, d);
-                  EXPECT_TRUE(planned.ok()) << "J " << *j << ": " << planned.ToString();
-                  EXPECT_GE(*j, smaller_n_j);
-                  smaller_n_j = *j;
+                  chosen.iterations = j;
+                  const Status planned = PlanAndCheck(chosen, n, d, chosen_j->schedule);
+                  EXPECT_TRUE(planned.ok()) << "J " << j << ": " << planned.ToString();
+                  EXPECT_GE(j, smaller_n_j);
+                  smaller_n_j = j;
                   if (n == 2000) {
-                    EXPECT_GE(*j, last_j);
-                    last_j = *j;
+                    EXPECT_GE(j, last_j);
+                    last_j = j;
                   }
                 }
               }
@@ -314,8 +323,9 @@ TEST(GmmDefaultIterationsTest, TheQuietJPlansWhereverThreeDid) {
       }
     }
   }
-  // Both defaults were met.
+  // Every default was met.
   EXPECT_GT(quiet, 0);
+  EXPECT_GT(adapted, 0);
   EXPECT_GT(usual, 0);
 }
 
@@ -340,9 +350,10 @@ TEST(GmmDefaultIterationsTest, StaysAtThreeWhereTenCannotBePlanned) {
   ten.iterations = kQuietPrivateStartIterations;
   ASSERT_TRUE(PlanAndCheck(three, n, d).ok());
   ASSERT_FALSE(PlanAndCheck(ten, n, d).ok());
-  const StatusOr<int> j = DefaultPrivateStartIterations(three, n, d);
+  const StatusOr<DefaultIterations> j = DefaultPrivateStartIterations(three, n, d);
   ASSERT_TRUE(j.ok()) << j.status().ToString();
-  EXPECT_EQ(*j, kDefaultPrivateStartIterations);
+  EXPECT_EQ(j->iterations, kDefaultPrivateStartIterations);
+  EXPECT_EQ(j->schedule, IterationSchedule::kFixed);
 }
 
 }  // namespace

@@ -31,13 +31,6 @@ Status ProjectCounts(GmmStatistics& s, double n) {
   return OkStatus();
 }
 
-// Releases the counts of iteration `it` by the plan's per-parameter release,
-// then projects them (ProjectCounts).
-Status ReleaseCounts(GmmStatistics& s, const GmmReleasePlan& plan, int it, double n,
-                     Generator& gen, PrivacyLedger& ledger) {
-  DPEM_RETURN_IF_ERROR(ReleaseVector(s.counts, Labelled(plan.counts, it, "counts"), gen, ledger));
-  return ProjectCounts(s, n);
-}
 
 // Releases row `r` of a K x d block of statistics as one vector mechanism
 // (rows of a column-major matrix are not contiguous, so through a copy).
@@ -72,16 +65,15 @@ Status ReleaseSecondMoment(GmmStatistics& s, Eigen::Index c, const GmmReleasePla
 
 }  // namespace
 
-Status PrivatizeGmmStatistics(GmmStatistics& s, const GmmReleasePlan& plan, bool unsafe, int it,
-                              double n, Generator& gen, PrivacyLedger& ledger) {
+Status AddReleaseNoise(GmmStatistics& s, const GmmReleasePlan& plan, bool unsafe, int it,
+                       Generator& gen, PrivacyLedger& ledger) {
   s.log_likelihood = std::numeric_limits<double>::quiet_NaN();
   if (plan.joint) {
-    DPEM_RETURN_IF_ERROR(ReleaseJointStatistics(s, plan.split, plan.joint_multiplier,
-                                                IterationLabel(it, "joint statistics"), gen,
-                                                ledger, plan.joint_sampling));
-    return ProjectCounts(s, n);
+    return ReleaseJointStatistics(s, plan.split, plan.joint_multiplier,
+                                  IterationLabel(it, "joint statistics"), gen, ledger,
+                                  plan.joint_sampling);
   }
-  DPEM_RETURN_IF_ERROR(ReleaseCounts(s, plan, it, n, gen, ledger));
+  DPEM_RETURN_IF_ERROR(ReleaseVector(s.counts, Labelled(plan.counts, it, "counts"), gen, ledger));
   for (Eigen::Index c = 0; c < s.sums.rows(); ++c) {
     DPEM_RETURN_IF_ERROR(ReleaseRow(
         s.sums, c, Labelled(plan.sums, it, "sums[" + std::to_string(c) + "]"), gen, ledger));
@@ -90,13 +82,26 @@ Status PrivatizeGmmStatistics(GmmStatistics& s, const GmmReleasePlan& plan, bool
   return OkStatus();
 }
 
+Status PrivatizeGmmStatistics(GmmStatistics& s, const GmmReleasePlan& plan, bool unsafe, int it,
+                              double n, Generator& gen, PrivacyLedger& ledger) {
+  DPEM_RETURN_IF_ERROR(AddReleaseNoise(s, plan, unsafe, it, gen, ledger));
+  return ProjectCounts(s, n);
+}
+
+Status FinishRelease(GmmStatistics& s, const std::vector<ComponentFrame>& frames, bool correct,
+                     double n) {
+  DPEM_RETURN_IF_ERROR(ProjectCounts(s, n));
+  if (correct && !frames.empty()) CorrectFrameClipping(s, frames);
+  return OkStatus();
+}
+
 Status ReleaseIterationStatistics(GmmStatistics& s, const GmmReleasePlan& plan,
                                   const std::vector<ComponentFrame>& frames, bool correct,
                                   bool unsafe, int it, double n, Generator& gen,
-                                  PrivacyLedger& ledger) {
-  DPEM_RETURN_IF_ERROR(PrivatizeGmmStatistics(s, plan, unsafe, it, n, gen, ledger));
-  if (correct && !frames.empty()) CorrectFrameClipping(s, frames);
-  return OkStatus();
+                                  PrivacyLedger& ledger, GmmStatistics* released) {
+  DPEM_RETURN_IF_ERROR(AddReleaseNoise(s, plan, unsafe, it, gen, ledger));
+  if (released != nullptr) *released = s;
+  return FinishRelease(s, frames, correct, n);
 }
 
 Status ApplyUnsafeGmmMechanisms(GmmParameters& p, const GmmStatistics& noisy, double eps_i,

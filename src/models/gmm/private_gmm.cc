@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "dpem/mechanisms/unsafe_paper_mechanisms.h"
+#include "models/gmm/gmm_adaptive.h"
 #include "models/gmm/gmm_frames.h"
 #include "models/gmm/gmm_init.h"
 #include "models/gmm/gmm_post_process.h"
@@ -29,10 +30,24 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 // the release plan made from it.
 using PrivateRun = internal::GmmFitPlan;
 
-// The parameters and the ledger of a fit as its iterations go.
+// The parameters and the ledger of a fit as its iterations go, and, for
+// the adaptive schedule, its head's movement and whether it had settled.
 struct EmState {
   GmmParameters params;
   PrivacyLedger ledger;
+  double movement = 0.0;
+  bool settled = false;
+};
+
+// What an adaptive fit keeps of its head's last iteration
+// (kAdaptiveHeadIterations; docs/gmm.md, "Adaptive J"): the parameters it
+// started from, its frames and exact statistics (which a settled fit
+// releases again; never output) and its release before post-processing.
+struct HeadIteration {
+  GmmParameters before;
+  std::vector<internal::ComponentFrame> frames;
+  GmmStatistics exact;
+  GmmStatistics released;
 };
 
 // The M-step's options, the same in every iteration.
@@ -81,31 +96,44 @@ StatusOr<GmmStatistics> EStep(const RowSource& unit, const Engine& engine,
   return internal::ComputeFramedStatistics(params, frames, unit, engine);
 }
 
-// One EM iteration on unit-ball data: E-step, releases (private fits), M-step.
-Status Iterate(const RowSource& unit, const Engine& engine, const GmmFitOptions& o,
-               const MStepOptions& m, const internal::GmmReleasePlan* plan, double eps_i, int it,
-               Generator& gen, EmState& state) {
-  const double n = static_cast<double>(unit.rows());
-  DPEM_ASSIGN_OR_RETURN(const std::vector<internal::ComponentFrame> frames,
-                        FramesFor(o, state.params, plan, n));
-  DPEM_ASSIGN_OR_RETURN(GmmStatistics s, EStep(unit, engine, state.params, frames));
-  GmmIterationReport report{it, o.iterations, std::numeric_limits<double>::quiet_NaN(),
-                            o.covariance};
-  if (plan != nullptr) {
-    DPEM_RETURN_IF_ERROR(internal::ReleaseIterationStatistics(
-        s, *plan, frames, o.frame_clip_correction, o.unsafe_paper_mechanisms, it, n, gen,
-        state.ledger));
-  } else {
-    report.mean_log_likelihood = s.log_likelihood / n;
-  }
+// The M-step of iteration `it` from its statistics `s` (released by `plan`
+// if set, in `frames`) and, for a private fit, its post-processing.
+Status Update(const GmmStatistics& s, const std::vector<internal::ComponentFrame>& frames,
+              const GmmFitOptions& o, const MStepOptions& m, const internal::GmmReleasePlan* plan,
+              double eps_i, int it, double n, Generator& gen, EmState& state) {
   const GmmStatistics global = frames.empty() ? s : internal::FramedToGlobal(s, frames);
   DPEM_ASSIGN_OR_RETURN(state.params, MStep(global, state.params, n, m));
   if (plan != nullptr && o.unsafe_paper_mechanisms) {
     DPEM_RETURN_IF_ERROR(
         internal::ApplyUnsafeGmmMechanisms(state.params, s, eps_i, it, gen, state.ledger));
   }
-  if (plan != nullptr) DPEM_RETURN_IF_ERROR(internal::PostProcessGmm(state.params, s, *plan, o,
-                                                                     frames));
+  if (plan == nullptr) return OkStatus();
+  return internal::PostProcessGmm(state.params, s, *plan, o, frames);
+}
+
+// One EM iteration on unit-ball data: E-step, releases (private fits), M-step.
+// With `head` set (an adaptive fit's kAdaptiveHeadIterations-th iteration),
+// its frames are sized for `frame_plan`'s noise and it keeps what a settled
+// fit releases again.
+Status Iterate(const RowSource& unit, const Engine& engine, const GmmFitOptions& o,
+               const MStepOptions& m, const internal::GmmReleasePlan* plan, double eps_i, int it,
+               Generator& gen, EmState& state, HeadIteration* head = nullptr,
+               const internal::GmmReleasePlan* frame_plan = nullptr) {
+  const double n = static_cast<double>(unit.rows());
+  DPEM_ASSIGN_OR_RETURN(std::vector<internal::ComponentFrame> frames,
+                        FramesFor(o, state.params, frame_plan ? frame_plan : plan, n));
+  DPEM_ASSIGN_OR_RETURN(GmmStatistics s, EStep(unit, engine, state.params, frames));
+  if (head != nullptr) *head = {state.params, frames, s, {}};
+  GmmIterationReport report{it, o.iterations, std::numeric_limits<double>::quiet_NaN(),
+                            o.covariance};
+  if (plan != nullptr) {
+    DPEM_RETURN_IF_ERROR(internal::ReleaseIterationStatistics(
+        s, *plan, frames, o.frame_clip_correction, o.unsafe_paper_mechanisms, it, n, gen,
+        state.ledger, head ? &head->released : nullptr));
+  } else {
+    report.mean_log_likelihood = s.log_likelihood / n;
+  }
+  DPEM_RETURN_IF_ERROR(Update(s, frames, o, m, plan, eps_i, it, n, gen, state));
   if (o.progress) o.progress(report);
   return OkStatus();
 }
@@ -128,10 +156,88 @@ Status RunLighterFirstIteration(const RowSource& unit, const Engine& engine,
   return OkStatus();
 }
 
+// The sum of the schedule's weights of iterations `first`..J of `plan`
+// (J - first + 1 without a schedule): the weight of their pooled release.
+double WeightFrom(const internal::GmmReleasePlan& plan, int first, int iterations) {
+  double w = 0.0;
+  for (int it = first; it <= iterations; ++it) {
+    w += plan.iteration_weights.empty() ? 1.0 : plan.iteration_weights[it - 1];
+  }
+  return w;
+}
+
+// The adaptive schedule's choice after its head (docs/gmm.md, "Adaptive
+// J"): the movement of the released means from the head's input to its
+// output (internal::MeanMovement, released values and public noise only);
+// if below kSettledMovement the head has settled, and its release is the
+// first of the pool.
+void DecideAfterHead(const GmmFitOptions& o, const internal::GmmReleasePlan& plan,
+                     const HeadIteration& head, double n, internal::ReleasePool& pool,
+                     EmState& state) {
+  constexpr int kHead = kAdaptiveHeadIterations;
+  const Eigen::Index d = state.params.dimension();
+  const double before = internal::PlanOfIteration(o, plan, kHead - 1, d).plan.SumsNoiseStddev();
+  const double after = internal::PlanOfIteration(o, plan, kHead, d).plan.SumsNoiseStddev();
+  state.movement = internal::MeanMovement(head.before, state.params, before, after,
+                                          FrameRadius(o, d), n);
+  state.settled = state.movement < kSettledMovement;
+  if (state.settled) pool.Add(head.released, WeightFrom(plan, kHead, kHead));
+}
+
+// Iteration `it` of a settled adaptive fit: the head's exact statistics
+// released again by `r` (the same sensitivity: the same records, frames and
+// clipping), recorded in the ledger as iteration `it`'s release, added to
+// the pool with its weight.
+Status ReleaseAgain(const GmmFitOptions& o, const internal::GmmReleasePlan& plan,
+                    const internal::IterationRelease& r, const HeadIteration& head, int it,
+                    Generator& gen, internal::ReleasePool& pool, EmState& state) {
+  GmmStatistics s = head.exact;
+  DPEM_RETURN_IF_ERROR(internal::AddReleaseNoise(s, r.plan, false, it, gen, state.ledger));
+  pool.Add(s, WeightFrom(plan, it, it));
+  if (o.progress) {
+    o.progress({it, o.iterations, std::numeric_limits<double>::quiet_NaN(), o.covariance});
+  }
+  return OkStatus();
+}
+
+// A settled adaptive fit's parameters: the head's M-step, from its input,
+// on the pool of its releases, post-processed at the pool's noise.
+Status UpdateFromPool(const GmmFitOptions& o, const internal::GmmReleasePlan& plan,
+                      const HeadIteration& head, const internal::ReleasePool& pool, double n,
+                      double eps_i, Generator& gen, EmState& state) {
+  GmmStatistics s = pool.Result();
+  DPEM_RETURN_IF_ERROR(internal::FinishRelease(s, head.frames, o.frame_clip_correction, n));
+  const internal::GmmReleasePlan pooled = plan.ForWeight(pool.weight());
+  state.params = head.before;
+  return Update(s, head.frames, o, MStepOptionsFor(o, state.params.dimension(), &pooled),
+                &pooled, eps_i, kAdaptiveHeadIterations, n, gen, state);
+}
+
+// One iteration of a private fit by `plan` (its share of the budget
+// schedule, and a lighter type in the first iteration if the fit has one);
+// `head` as Iterate's, with frames sized for the pool of an adaptive fit.
+Status PrivateIteration(const RowSource& unit, const Engine& engine, const GmmFitOptions& o,
+                        const internal::GmmReleasePlan& plan,
+                        const internal::IterationRelease& r, double eps_i, int it,
+                        Generator& gen, EmState& state, HeadIteration* head) {
+  const Eigen::Index d = unit.cols();
+  if (r.type != o.covariance) {
+    return RunLighterFirstIteration(unit, engine, o, r, eps_i, gen, state);
+  }
+  if (head == nullptr) {
+    return Iterate(unit, engine, o, MStepOptionsFor(o, d, &r.plan), &r.plan, eps_i, it, gen,
+                   state);
+  }
+  const internal::GmmReleasePlan pool = plan.ForWeight(WeightFrom(plan, it, o.iterations));
+  return Iterate(unit, engine, o, MStepOptionsFor(o, d, &r.plan), &r.plan, eps_i, it, gen, state,
+                 head, &pool);
+}
+
 // The start and the J iterations of EM on the unit-ball records `unit`,
 // releasing by `run`'s plan if set (a private fit), not at all otherwise;
 // the parameters are the weighted average of the last `averaged` iterates
-// (internal::AveragedIterations; 1 for the last alone).
+// (internal::AveragedIterations; 1 for the last alone), or, for a settled
+// adaptive fit, its pooled head (docs/gmm.md, "Adaptive J").
 StatusOr<EmState> RunEm(const RowSource& unit, const Engine& engine, const GmmFitOptions& o,
                         const PrivateRun* run, int averaged, Generator& gen) {
   EmState state;
@@ -142,28 +248,35 @@ StatusOr<EmState> RunEm(const RowSource& unit, const Engine& engine, const GmmFi
                                                                      &state.ledger));
   const double eps_i = run ? run->cal.per_release_epsilon : kInfinity;
   const Eigen::Index d = unit.cols();
+  const double n = static_cast<double>(unit.rows());
   internal::IterateAverage average;
+  HeadIteration head;
+  internal::ReleasePool pool;
   for (int it = 1; it <= o.iterations; ++it) {
     if (plan == nullptr) {
       DPEM_RETURN_IF_ERROR(
           Iterate(unit, engine, o, MStepOptionsFor(o, d, nullptr), nullptr, eps_i, it, gen, state));
       continue;
     }
-    // Iteration it's release: its share of the budget schedule, and a
-    // lighter type in the first iteration if the fit has one.
     const internal::IterationRelease r = internal::PlanOfIteration(o, *plan, it, d);
-    if (r.type != o.covariance) {
-      DPEM_RETURN_IF_ERROR(RunLighterFirstIteration(unit, engine, o, r, eps_i, gen, state));
-    } else {
-      DPEM_RETURN_IF_ERROR(Iterate(unit, engine, o, MStepOptionsFor(o, d, &r.plan), &r.plan,
-                                   eps_i, it, gen, state));
+    if (state.settled) {
+      DPEM_RETURN_IF_ERROR(ReleaseAgain(o, *plan, r, head, it, gen, pool, state));
+      continue;
     }
+    const bool at_head = plan->adaptive && it == kAdaptiveHeadIterations;
+    DPEM_RETURN_IF_ERROR(PrivateIteration(unit, engine, o, *plan, r, eps_i, it, gen, state,
+                                          at_head ? &head : nullptr));
+    if (at_head) DecideAfterHead(o, *plan, head, n, pool, state);
     if (averaged > 1 && it > o.iterations - averaged) {
       average.Add(state.params,
                   internal::AveragedIterateWeight(*plan, it, o.iterations, averaged));
     }
   }
-  if (!average.empty()) state.params = average.Result();
+  if (state.settled) {
+    DPEM_RETURN_IF_ERROR(UpdateFromPool(o, *plan, head, pool, n, eps_i, gen, state));
+  } else if (!average.empty()) {
+    state.params = average.Result();
+  }
   return state;
 }
 
@@ -171,8 +284,8 @@ StatusOr<EmState> RunEm(const RowSource& unit, const Engine& engine, const GmmFi
 // checks its releases before any record is read (CheckGmmReleases), and
 // writes the calibration's noise into the guarantee `g`.
 StatusOr<PrivateRun> PlanPrivateFit(const GmmFitOptions& o, Eigen::Index n, Eigen::Index d,
-                                    GmmGuarantee& g) {
-  DPEM_ASSIGN_OR_RETURN(PrivateRun run, internal::PlanGmmFit(o, n, d));
+                                    internal::IterationSchedule schedule, GmmGuarantee& g) {
+  DPEM_ASSIGN_OR_RETURN(PrivateRun run, internal::PlanGmmFit(o, n, d, schedule));
   g.per_release_epsilon = run.cal.per_release_epsilon;
   g.noise_multipliers = run.cal.noise_multipliers;
   g.frame_radius = FrameRadius(o, d);
@@ -183,6 +296,7 @@ StatusOr<PrivateRun> PlanPrivateFit(const GmmFitOptions& o, Eigen::Index n, Eige
   g.diagonal_first_iteration = first == CovarianceType::kDiagonal && first != o.covariance;
   g.iteration_weights = run.cal.iteration_weights;
   g.start_cell_frames = run.plan.start.has_value() && run.plan.start->cell_frames;
+  g.adaptive_iterations = run.plan.adaptive;
   return run;
 }
 
@@ -224,10 +338,13 @@ StatusOr<GmmFit> FitGmm(const DataMatrix& x, const GmmFitOptions& options, Gener
 
 StatusOr<GmmFit> FitGmm(const RowSource& x, const GmmFitOptions& requested, Generator& gen) {
   DPEM_ASSIGN_OR_RETURN(GmmFitOptions options, internal::ResolvedFitOptions(requested));
+  internal::IterationSchedule schedule = internal::IterationSchedule::kFixed;
   if (requested.iterations == 0 && options.IsPrivate() &&
       options.ResolvedInit() == GmmInit::kPrivate) {
-    DPEM_ASSIGN_OR_RETURN(options.iterations,
+    DPEM_ASSIGN_OR_RETURN(const internal::DefaultIterations j,
                           internal::DefaultPrivateStartIterations(options, x.rows(), x.cols()));
+    options.iterations = j.iterations;
+    schedule = j.schedule;
   }
   DPEM_RETURN_IF_ERROR(internal::CheckComponentsFitData(x, options.components));
   GmmFit fit;
@@ -237,13 +354,17 @@ StatusOr<GmmFit> FitGmm(const RowSource& x, const GmmFitOptions& requested, Gene
   const UnitBallRowSource& unit = start.unit;
   std::optional<PrivateRun> run;
   if (options.IsPrivate()) {
-    DPEM_ASSIGN_OR_RETURN(run, PlanPrivateFit(options, x.rows(), x.cols(), fit.guarantee));
+    DPEM_ASSIGN_OR_RETURN(run, PlanPrivateFit(options, x.rows(), x.cols(), schedule,
+                                              fit.guarantee));
   }
   DPEM_ASSIGN_OR_RETURN(fit.guarantee.averaged_iterations,
                         internal::AveragedIterations(options, x.rows(), x.cols()));
   DPEM_ASSIGN_OR_RETURN(EmState state, RunEm(unit, engine, options, run ? &*run : nullptr,
                                              fit.guarantee.averaged_iterations, gen));
   fit.guarantee.ledger = std::move(state.ledger);
+  fit.guarantee.movement = state.movement;
+  fit.guarantee.settled = state.settled;
+  if (state.settled) fit.guarantee.averaged_iterations = 1;
   if (run) DPEM_RETURN_IF_ERROR(Reaccount(options, run->cal, fit.guarantee));
   DPEM_ASSIGN_OR_RETURN(fit.parameters, ToOriginalUnits(state.params, fit.domain));
   fit.n = x.rows();

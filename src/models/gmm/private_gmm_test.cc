@@ -340,9 +340,10 @@ TEST(PrivateGmmTest, TheDefaultJFromThePrivateStartFollowsTheNoiseRatio) {
   // rho) in one joint release of sensitivity 1 has sigma = 1 / sqrt(2 * 0.8
   // rho), and a sum's coordinate carries DefaultJointNoiseSplit's `sums`
   // scale of it. The documented ratio r = sigma_sums sqrt(d) K / n decides J:
-  // kQuietPrivateStartIterations below kQuietCentreRatio,
-  // kDefaultPrivateStartIterations from it up. An explicit J, the random
-  // start and plain fits are left alone.
+  // kQuietPrivateStartIterations below kQuietCentreRatio, from it up the
+  // adaptive schedule's kAdaptiveIterations (kDefaultPrivateStartIterations
+  // with adaptive_iterations off). An explicit J, the random start and plain
+  // fits are left alone.
   const Eigen::Index n = 600;
   const DataMatrix x = ThreeClusters(n, 4);  // d = 2; K = 3 below.
   const double delta = 1e-5;
@@ -355,14 +356,21 @@ TEST(PrivateGmmTest, TheDefaultJFromThePrivateStartFollowsTheNoiseRatio) {
                               std::sqrt(2.0 * 0.8 * rho);
     const double ratio = sums_noise * std::sqrt(2.0) * 3.0 / static_cast<double>(n);
     ASSERT_GT(std::abs(ratio / kQuietCentreRatio - 1.0), 0.05) << eps;  // Off the boundary.
-    const int expected =
-        ratio < kQuietCentreRatio ? kQuietPrivateStartIterations : kDefaultPrivateStartIterations;
+    const bool quiet = ratio < kQuietCentreRatio;
+    const int expected = quiet ? kQuietPrivateStartIterations : kAdaptiveIterations;
     seen.insert(expected);
     const GmmFit fit = MustFit(x, o, 8);
     EXPECT_EQ(fit.init, GmmInit::kPrivate) << eps;
     EXPECT_EQ(fit.iterations, expected) << eps;
+    EXPECT_EQ(fit.guarantee.adaptive_iterations, !quiet) << eps;
     EXPECT_EQ(fit.guarantee.ledger.releases().size(), 2u + static_cast<size_t>(expected)) << eps;
     EXPECT_LE(fit.guarantee.epsilon, eps);
+    o.adaptive_iterations = false;
+    const GmmFit fixed = MustFit(x, o, 8);
+    EXPECT_EQ(fixed.iterations, quiet ? kQuietPrivateStartIterations
+                                      : kDefaultPrivateStartIterations) << eps;
+    EXPECT_FALSE(fixed.guarantee.adaptive_iterations) << eps;
+    o.adaptive_iterations = true;
     o.iterations = 4;
     EXPECT_EQ(MustFit(x, o, 8).iterations, 4) << eps;
     o.iterations = 0;
