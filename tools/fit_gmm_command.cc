@@ -173,9 +173,10 @@ void AddModelOptions(CLI::App* app, FitGmmFlags& f) {
   app->add_option("--components", f.components, "Number of components K (>= 1, <= N)")
       ->required();
   app->add_option("--iterations", f.iterations,
-                  "Number of EM iterations J (>= 1), fixed. Default: 3 for a private fit "
-                  "from the private start (10 when its noise is small for N, K and d: "
-                  "sigma_1 sqrt(d) K / N < 0.006), 10 from --init random, 100 for "
+                  "Number of EM iterations J (>= 1), fixed. Default: for a private fit "
+                  "from the private start 10 when its noise is small for N, K and d "
+                  "(sigma_1 sqrt(d) K / N < 0.006), else the adaptive schedule of 6 releases "
+                  "(--adaptive-iterations; 3 with it off); 10 from --init random, 100 for "
                   "--epsilon inf (docs/gmm.md, \"Choosing J\"; the model file records J)");
   app->add_option("--covariance", f.covariance, "full, diag or spherical (default full)");
   app->add_option("--estimator", f.estimator,

@@ -45,9 +45,11 @@ class GaussianMixture(LikelihoodMixin, DensityMixin, DpemEstimator):
         releases first.
     max_iter : int or None, default=None
         The number of EM iterations J, all run (no convergence test). None:
-        3 for a private fit from the private start (10 when its noise is
-        small for the data's size: docs/gmm.md, "Choosing J"), 10 from a
-        random start, 100 for plain EM. ``n_iter_`` says which J ran.
+        for a private fit from the private start 10 when its noise is small
+        for the data's size, else the adaptive schedule of 6 releases
+        (``adaptive_iterations``; 3 with it off; docs/gmm.md, "Choosing J"),
+        10 from a random start, 100 for plain EM. ``n_iter_`` says which J
+        ran.
     accountant : str, default="rdp"
         The composition that calibrates the noise (docs/accounting.md).
     mechanisms : {"joint", "GGG", "LLG"}, default="joint"
