@@ -92,54 +92,6 @@ TEST(PrivateGmmStatisticalTest, FittedParametersVaryByTheLedgersNoiseScales) {
   EXPECT_NEAR(StdDev(cov01) / (r * r * second_scale / n), 1.0, Tolerance());
 }
 
-TEST(PrivateGmmStatisticalTest, ASettledAdaptiveFitHasTheNoiseOfTheThreeIterationFit) {
-  // The data of the test above at the default J, where the noise is large
-  // for it: the adaptive schedule (GmmFitOptions::adaptive_iterations)
-  // against J = 3. A settled adaptive fit pools its third iteration's
-  // release (30% of the J = 3 fit's third share) with three re-releases of
-  // the same statistics (the other 70%), so its fitted means carry the
-  // noise variance of the J = 3 fit's (inverse-variance weights: docs/gmm.md,
-  // "Adaptive J"). Over 400 fits each way the ratio of the sample variances
-  // of a fitted mean's coordinate has a standard error of about 0.1; the
-  // test allows [0.75, 1.33]. Not every fit settles: the movement statistic
-  // is normalised by the widest frame, and with frames this wide the noise
-  // alone brings it near the threshold; 300 of 400 fits settled here (the
-  // test requires half). The others ran three more iterations at the held-
-  // back budget and averaged them, with more noise: over all 400 fits the
-  // variance ratio was 1.24 (the test allows up to 1.6; docs/gmm.md,
-  // "Adaptive J").
-  Generator data_gen = Generator::FromSeed(41);
-  const Eigen::Index n = 2000;
-  DataMatrix x(n, 2);
-  for (Eigen::Index i = 0; i < n; ++i) {
-    x(i, 0) = (i % 2 == 0 ? 0.5 : -0.5) + 0.05 * SampleStandardNormal(data_gen);
-    x(i, 1) = 0.05 * SampleStandardNormal(data_gen);
-  }
-  GmmFitOptions o = test_support::MakeGmmOptions(2, 0, 1.0, 1e-5, 1.0);
-  o.accountant = AccountantKind::kZcdp;
-  std::vector<double> adaptive, three, all;
-  int settled = 0;
-  for (int fit = 0; fit < 400; ++fit) {
-    for (bool on : {true, false}) {
-      o.adaptive_iterations = on;
-      Generator gen = Generator::FromSeed(9000 + fit);
-      StatusOr<GmmFit> f = FitGmm(x, o, gen);
-      ASSERT_TRUE(f.ok()) << f.status().ToString();
-      ASSERT_EQ(f->iterations, on ? kAdaptiveIterations : kDefaultPrivateStartIterations);
-      const Eigen::Index right = f->parameters.means(0, 0) > 0.0 ? 0 : 1;
-      if (on) all.push_back(f->parameters.means(right, 1));
-      if (on && !f->guarantee.settled) continue;
-      settled += on;
-      (on ? adaptive : three).push_back(f->parameters.means(right, 1));
-    }
-  }
-  EXPECT_GE(settled, 200);
-  const double ratio = std::pow(StdDev(adaptive) / StdDev(three), 2);
-  EXPECT_GT(ratio, 0.75);
-  EXPECT_LT(ratio, 1.33);
-  EXPECT_LT(std::pow(StdDev(all) / StdDev(three), 2), 1.6);
-}
-
 }  // namespace
 }  // namespace dpem
 
@@ -172,6 +124,19 @@ TEST(PrivateGmmStatisticalTest, JointReleaseBlocksHaveTheirScales) {
               Tolerance());
 }
 
+// 2,000 records in 2-D, two clusters far apart (centres (+-0.5, 0),
+// standard deviation 0.05): responsibilities are 0 or 1.
+DataMatrix TwoFarClusters() {
+  Generator data_gen = Generator::FromSeed(41);
+  const Eigen::Index n = 2000;
+  DataMatrix x(n, 2);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    x(i, 0) = (i % 2 == 0 ? 0.5 : -0.5) + 0.05 * SampleStandardNormal(data_gen);
+    x(i, 1) = 0.05 * SampleStandardNormal(data_gen);
+  }
+  return x;
+}
+
 TEST(PrivateGmmStatisticalTest, AveragingTheLastIteratesShrinksTheNoise) {
   // Two clusters far apart (responsibilities 0 or 1), J = 10 from the
   // private start in the noisy regime (r >= kQuietCentreRatio) at epsilon
@@ -186,13 +151,7 @@ TEST(PrivateGmmStatisticalTest, AveragingTheLastIteratesShrinksTheNoise) {
   // allows [0.17, 0.34]. (At epsilon = 0.3 the noise, 0.08 per coordinate,
   // is larger than the clusters, the frames follow the noisy means and
   // successive iterates correlate by 0.1 to 0.2: the ratio was 0.36 there.)
-  Generator data_gen = Generator::FromSeed(41);
-  const Eigen::Index n = 2000;
-  DataMatrix x(n, 2);
-  for (Eigen::Index i = 0; i < n; ++i) {
-    x(i, 0) = (i % 2 == 0 ? 0.5 : -0.5) + 0.05 * SampleStandardNormal(data_gen);
-    x(i, 1) = 0.05 * SampleStandardNormal(data_gen);
-  }
+  const DataMatrix x = TwoFarClusters();
   GmmFitOptions o = test_support::MakeGmmOptions(2, 10, 1.0, 1e-5, 1.0);
   o.accountant = AccountantKind::kZcdp;
   std::vector<double> averaged, last;
@@ -210,6 +169,48 @@ TEST(PrivateGmmStatisticalTest, AveragingTheLastIteratesShrinksTheNoise) {
   const double ratio = std::pow(StdDev(averaged) / StdDev(last), 2);
   EXPECT_GT(ratio, 0.17);
   EXPECT_LT(ratio, 0.34);
+}
+
+TEST(PrivateGmmStatisticalTest, ASettledAdaptiveFitHasTheNoiseOfTheThreeIterationFit) {
+  // The data of the test above (TwoFarClusters) at the default J, where the
+  // noise is large for it: the adaptive schedule (GmmFitOptions::adaptive_iterations)
+  // against J = 3. A settled adaptive fit pools its third iteration's
+  // release (30% of the J = 3 fit's third share) with three re-releases of
+  // the same statistics (the other 70%), so its fitted means carry the
+  // noise variance of the J = 3 fit's (inverse-variance weights: docs/gmm.md,
+  // "Adaptive J"). Over 400 fits each way the ratio of the sample variances
+  // of a fitted mean's coordinate has a standard error of about 0.1; the
+  // test allows [0.75, 1.33]. Not every fit settles: the movement statistic
+  // is normalised by the widest frame, and with frames this wide the noise
+  // alone brings it near the threshold; 300 of 400 fits settled here (the
+  // test requires half). The others ran three more iterations at the held-
+  // back budget and averaged them, with more noise: over all 400 fits the
+  // variance ratio was 1.24 (the test allows up to 1.6; docs/gmm.md,
+  // "Adaptive J").
+  const DataMatrix x = TwoFarClusters();
+  GmmFitOptions o = test_support::MakeGmmOptions(2, 0, 1.0, 1e-5, 1.0);
+  o.accountant = AccountantKind::kZcdp;
+  std::vector<double> adaptive, three, all;
+  int settled = 0;
+  for (int fit = 0; fit < 400; ++fit) {
+    for (bool on : {true, false}) {
+      o.adaptive_iterations = on;
+      Generator gen = Generator::FromSeed(9000 + fit);
+      StatusOr<GmmFit> f = FitGmm(x, o, gen);
+      ASSERT_TRUE(f.ok()) << f.status().ToString();
+      ASSERT_EQ(f->iterations, on ? kAdaptiveIterations : kDefaultPrivateStartIterations);
+      const Eigen::Index right = f->parameters.means(0, 0) > 0.0 ? 0 : 1;
+      if (on) all.push_back(f->parameters.means(right, 1));
+      if (on && !f->guarantee.settled) continue;
+      settled += on;
+      (on ? adaptive : three).push_back(f->parameters.means(right, 1));
+    }
+  }
+  EXPECT_GE(settled, 200);
+  const double ratio = std::pow(StdDev(adaptive) / StdDev(three), 2);
+  EXPECT_GT(ratio, 0.75);
+  EXPECT_LT(ratio, 1.33);
+  EXPECT_LT(std::pow(StdDev(all) / StdDev(three), 2), 1.6);
 }
 
 }  // namespace
