@@ -7,20 +7,24 @@
 // centre, one far-away record among normal ones, clusters of variance 1e-18,
 // d = 1 and d = 20, and N = K. Also: unit rows whose computed norm exceeds 1
 // (factor analysis), the covariance floor at its minimum, public options at
-// their extremes (a tiny frame radius, a huge step), and a mixture's iterate
-// averaging (J >= 4 where the noise is large).
+// their extremes (a tiny frame radius, a huge step), a mixture's iterate
+// averaging (J >= 4 where the noise is large) and its adaptive schedule (J
+// unset where the noise is large: both branches, and the model file).
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "dpem/mechanisms/robust_mean.h"
 #include "dpem/models/factor_analysis/factor_analysis.h"
+#include "dpem/models/fit_defaults.h"
+#include "dpem/models/gmm/gmm_model_io.h"
+#include "dpem/models/gmm/private_gmm.h"
 #include "dpem/models/gradient_em/gradient_em.h"
 #include "dpem/models/kmeans/kmeans.h"
-#include "dpem/models/gmm/private_gmm.h"
 #include "dpem/random/samplers.h"
 #include "testing/fit_options.h"
 
@@ -227,6 +231,72 @@ TEST(PrivatePathsTest, GmmIterateAveragingOnHostileRecords) {
   FitGmmEverywhere(masses, floor, " (J = 20, floor at the minimum, averaged)", 10);
   floor.epsilon = 1e6;
   FitGmmEverywhere(masses, floor, " (J = 20, epsilon 1e6: not averaged)", 1);
+}
+
+// The adaptive schedule (GmmFitOptions::adaptive_iterations): J unset from
+// the private start where the noise is large plans kAdaptiveIterations
+// releases, and after the third the released means' movement chooses
+// between re-releasing the third iteration's statistics (pooled into one
+// M-step) and three more EM iterations. The tests above all set J, so none
+// of them runs it. Fits `c` with `o` on it and checks what every fit above
+// checks, and that the movement is finite and agrees with the branch taken
+// (whose count it adds to `settled` or `moving`) and the model file reads
+// back (a NaN movement would be written as null and refused).
+void FitAdaptive(const HostileCase& c, GmmFitOptions o, const std::string& what, int& settled,
+                 int& moving) {
+  o.iterations = 0;  // The default J: the adaptive schedule where the noise is large.
+  o.domain = c.domain;
+  o.engine = OneThread();
+  Generator gen = Generator::FromSeed(7);
+  const StatusOr<GmmFit> fit = FitGmm(c.x, o, gen);
+  ASSERT_TRUE(fit.ok()) << what << ": " << fit.status().ToString();
+  const GmmGuarantee& g = fit->guarantee;
+  ASSERT_TRUE(g.adaptive_iterations) << what;
+  EXPECT_EQ(fit->iterations, kAdaptiveIterations) << what;
+  ExpectLedger(g.ledger, 2 + static_cast<size_t>(kAdaptiveIterations), what);
+  EXPECT_LE(g.epsilon, o.epsilon) << what;
+  EXPECT_TRUE(ValidateParameters(fit->parameters).ok()) << what;
+  EXPECT_TRUE(std::isfinite(g.movement) && g.movement >= 0.0) << what << ": " << g.movement;
+  EXPECT_EQ(g.settled, g.movement < kSettledMovement) << what << ": " << g.movement;
+  ++(g.settled ? settled : moving);
+  const StatusOr<GmmFit> back = GmmModelIo::FromJson(GmmModelIo::ToJson(*fit));
+  ASSERT_TRUE(back.ok()) << what << ": " << back.status().ToString();
+  EXPECT_EQ(back->guarantee.settled, g.settled) << what;
+}
+
+// The adaptive schedule on every hostile data set, with both noise samplings
+// of the joint release in component frames (the only release it applies
+// to), every covariance type and estimator, under the adaptive frame rule
+// and a public frame radius so small that the movement's noise scale
+// underflows. Both branches must run: the few records settle, the tiny
+// radius moves.
+TEST(PrivatePathsTest, GmmAdaptiveScheduleOnHostileRecords) {
+  int settled = 0, moving = 0;
+  for (const HostileCase& c : AllCases()) {
+    for (double radius : {0.0, 1e-150}) {
+      for (NoiseSampling sampling : {NoiseSampling::kDiscrete, NoiseSampling::kContinuous}) {
+        for (CovarianceType t : {CovarianceType::kFull, CovarianceType::kDiagonal,
+                                 CovarianceType::kSpherical}) {
+          for (Estimator e : {Estimator::kMle, Estimator::kMap}) {
+            GmmFitOptions o = GmmBase(3);
+            o.frame_radius = radius;
+            o.noise_sampling = sampling;
+            o.covariance = t;
+            o.estimator = e;
+            char frames[32];
+            std::snprintf(frames, sizeof frames, "radius %g", radius);
+            const std::string what =
+                c.name + " / " + frames + " / " +
+                (sampling == NoiseSampling::kDiscrete ? "discrete" : "continuous") + " / " +
+                std::string(CovarianceTypeName(t)) + " / " + std::string(EstimatorName(e));
+            FitAdaptive(c, o, what, settled, moving);
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(settled, 0);
+  EXPECT_GT(moving, 0);
 }
 
 // Public options at their extremes: a frame radius so small that the frames'

@@ -108,6 +108,22 @@ TEST(MeanMovementTest, IsTheNoiseNormalisedMahalanobisMovement) {
             std::numeric_limits<double>::max());
 }
 
+TEST(MeanMovementTest, IsFiniteWhenTheNoiseScaleUnderflows) {
+  // A public --frame-radius of 1e-200 is valid (any finite radius > 0), but
+  // rho^2 underflows to 0, and so does the statistic's noise scale: a
+  // component that did not move then gives 0 / 0. The statistic must stay a
+  // finite number (as for a covariance that does not factor): the fit writes
+  // it to the model file, where a NaN becomes null and the file is refused
+  // on reading (privacy.adaptive_iterations.movement). On f55f2c0 it is NaN
+  // here, and every adaptive fit at that radius writes an unreadable file.
+  const GmmParameters before = TwoDiagonal(0.5, {0.1, 0.2}, {-0.3, 0.0}, 0.04, 0.01);
+  const GmmParameters after = TwoDiagonal(0.5, {0.12, 0.21}, {-0.3, 0.0}, 0.04, 0.01);
+  for (const GmmParameters* p : {&before, &after}) {
+    const double t = internal::MeanMovement(before, *p, 1.0, 2.0, 1e-200, 1000.0);
+    EXPECT_TRUE(std::isfinite(t) && t >= 0.0) << t;
+  }
+}
+
 TEST(MeanMovementTest, AveragesOneWhereOnlyTheNoiseMovesTheMeans) {
   // Means that move only by frame noise: component k's released mean
   // carries noise of covariance rho^2 s^2 Sigma_k / n_k^2 in each iterate
