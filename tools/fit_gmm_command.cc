@@ -155,8 +155,8 @@ void AddReleaseOptions(CLI::App* app, FitGmmFlags& f) {
                   "on (default) or off. From the private start with --iterations unset, where "
                   "the noise is large for the data (J would be 3): plan 6 releases, the third "
                   "holding back 70% of its budget; if the released means have settled after "
-                  "it, the last three re-release its statistics (the J = 3 fit, in "
-                  "distribution), otherwise they are three more EM iterations. The same "
+                  "it, the last three re-release its statistics (the J = 3 fit's noise), "
+                  "otherwise they are three more EM iterations. The same "
                   "releases either way; the model file says which ran (docs/gmm.md, "
                   "\"Adaptive J\"). off: J = 3 there");
   app->add_flag("--unsafe-paper-mechanisms", f.unsafe_paper_mechanisms,

@@ -102,8 +102,8 @@ class GaussianMixture(LikelihoodMixin, DensityMixin, DpemEstimator):
         large for the data (where ``max_iter`` would be 3): plan 6 releases,
         the third holding back 70% of its budget; if the released means have
         settled after it, the last three re-release its statistics (the
-        3-iteration fit, in distribution), otherwise they are three more EM
-        iterations. The same releases either way (``--adaptive-iterations``;
+        noise of the 3-iteration fit's last release), otherwise they are
+        three more EM iterations. The same releases either way (``--adaptive-iterations``;
         docs/gmm.md, "Adaptive J"). ``privacy_["adaptive_iterations"]``, if
         present, says whether the fit had settled and the movement that
         decided it; :func:`dpem.load` gives the option its default.

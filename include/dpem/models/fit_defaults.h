@@ -49,8 +49,8 @@ inline constexpr double kAveragedIterationShare = 0.5;
 // (equal shares). After the head, the released means' movement
 // (internal::MeanMovement) decides what the later releases release: below
 // kSettledMovement the head's last statistics again, pooled with it into
-// one M-step (in distribution the J = 3 default's last iteration: well-
-// separated Gaussian clusters lose nothing); otherwise EM iterations, for
+// one M-step (the pool's noise is that of the J = 3 default's last
+// release: well-separated Gaussian clusters lose nothing); otherwise EM iterations, for
 // data whose EM keeps moving (Gowalla's check-ins, the Adult census
 // columns). Measured in docs/gmm.md, "Adaptive J".
 inline constexpr int kAdaptiveIterations = 6;

@@ -4,7 +4,6 @@
 
 #include <Eigen/Cholesky>
 
-#include <algorithm>
 #include <cstddef>
 #include <limits>
 
@@ -31,18 +30,20 @@ std::vector<double> AdaptiveIterationWeights(const std::vector<double>& head, in
 double MeanMovement(const GmmParameters& before, const GmmParameters& after, double noise_before,
                     double noise_after, double frame_radius, double n) {
   const double d = static_cast<double>(after.dimension());
+  constexpr double kMoving = std::numeric_limits<double>::max();
   const double noise = d * frame_radius * frame_radius *
                        (noise_before * noise_before + noise_after * noise_after);
+  if (!(noise > 0.0)) return kMoving;  // Underflow (a tiny fixed radius).
   double total = 0.0;
   for (Eigen::Index k = 0; k < after.components(); ++k) {
     const Eigen::VectorXd moved = (after.means.row(k) - before.means.row(k)).transpose();
     const Eigen::LLT<Eigen::MatrixXd> llt(after.covariances[static_cast<std::size_t>(k)]);
-    if (llt.info() != Eigen::Success) return std::numeric_limits<double>::max();
+    if (llt.info() != Eigen::Success) return kMoving;
     const double count = after.weights(k) * n;
     total += count * count * moved.dot(llt.solve(moved)) / noise;
   }
-  return std::min(total / static_cast<double>(after.components()),
-                  std::numeric_limits<double>::max());
+  const double t = total / static_cast<double>(after.components());
+  return t <= kMoving ? t : kMoving;  // NaN and +infinity count as moving.
 }
 
 void ReleasePool::Add(const GmmStatistics& s, double w) {

@@ -39,8 +39,9 @@ std::vector<double> AdaptiveIterationWeights(const std::vector<double>& head, in
 // covariance rho^2 s^2 Sigma_k / n_k^2 on the mean, so T is about 1 or less
 // (frames are at most rho wide) when EM has settled and only the noise moves
 // the means, and large when EM still moves them. A component whose
-// covariance does not factor counts as moving (the largest double, finite
-// for a model file). Requires both
+// covariance does not factor, a noise scale that underflows to 0 and a
+// result that is not finite count as moving (the largest double, finite for
+// a model file): never NaN. Requires both
 // iterates of the same shapes, noises > 0, frame_radius > 0, n > 0.
 double MeanMovement(const GmmParameters& before, const GmmParameters& after, double noise_before,
                     double noise_after, double frame_radius, double n);

@@ -174,9 +174,10 @@ Status AveragedIterationsFrom(const json& model, GmmFit& fit) {
 }
 
 // Whether a private fit ran the adaptive schedule and what it chose
-// (GmmGuarantee::adaptive_iterations; absent: it did not). Only a fit from
-// the private start of more than kAdaptiveHeadIterations iterations runs
-// it, and a settled one averages no iterates.
+// (GmmGuarantee::adaptive_iterations; absent: it did not). Only a joint fit
+// from the private start of more than kAdaptiveHeadIterations iterations
+// runs it; it settled exactly when its movement is below kSettledMovement,
+// and a settled one averages no iterates.
 Status AdaptiveIterationsFrom(const json& model, GmmFit& fit) {
   DPEM_ASSIGN_OR_RETURN(const json* privacy, internal::Field(model, "privacy"));
   GmmGuarantee& g = fit.guarantee;
@@ -187,10 +188,15 @@ Status AdaptiveIterationsFrom(const json& model, GmmFit& fit) {
   DPEM_ASSIGN_OR_RETURN(g.movement, internal::FiniteNumberField(*a, "movement",
                                                                 internal::kNonNegativeNumber,
                                                                 "privacy.adaptive_iterations"));
-  if (fit.init != GmmInit::kPrivate || fit.iterations <= kAdaptiveHeadIterations) {
-    return InvalidArgumentError("privacy.adaptive_iterations belongs only to a fit from the "
-                                "private start of more than " +
+  if (fit.init != GmmInit::kPrivate || fit.iterations <= kAdaptiveHeadIterations ||
+      g.mechanisms != GmmMechanisms::kJoint) {
+    return InvalidArgumentError("privacy.adaptive_iterations belongs only to a joint fit from "
+                                "the private start of more than " +
                                 std::to_string(kAdaptiveHeadIterations) + " iterations");
+  }
+  if (g.settled != (g.movement < kSettledMovement)) {
+    return InvalidArgumentError("privacy.adaptive_iterations: settled must say whether the "
+                                "movement is below " + std::to_string(kSettledMovement));
   }
   if (g.settled && g.averaged_iterations != 1) {
     return InvalidArgumentError("privacy.adaptive_iterations: a settled fit averages no "

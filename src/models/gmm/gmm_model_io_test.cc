@@ -279,9 +279,14 @@ TEST(GmmModelIoTest, RecordsTheAdaptiveSchedule) {
   EXPECT_TRUE(back->guarantee.adaptive_iterations);
   EXPECT_EQ(back->guarantee.settled, fit.guarantee.settled);
   EXPECT_EQ(back->guarantee.movement, fit.guarantee.movement);
-  // A settled fit averages no iterates.
+  // The branch follows the movement.
   nlohmann::json settled = m;
-  settled["privacy"]["adaptive_iterations"]["settled"] = true;
+  settled["privacy"]["adaptive_iterations"]["settled"] = !fit.guarantee.settled;
+  EXPECT_NE(GmmModelIo::FromJson(settled.dump()).status().message().find(
+                "settled must say whether the movement is below"),
+            std::string::npos);
+  // A settled fit averages no iterates.
+  settled["privacy"]["adaptive_iterations"] = {{"settled", true}, {"movement", 0.5}};
   settled["privacy"]["averaged_iterations"] = 3;
   EXPECT_NE(GmmModelIo::FromJson(settled.dump()).status().message().find(
                 "a settled fit averages no iterates"),

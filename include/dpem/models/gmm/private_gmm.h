@@ -271,8 +271,8 @@ struct GmmFitOptions {
   // for three later releases. After the third, the movement of the released
   // means (internal::MeanMovement, released values only) chooses: if below
   // kSettledMovement, the later releases re-release the third iteration's
-  // statistics and the fit pools the four into one M-step (the J = 3 fit's
-  // third iteration, in distribution); otherwise they are three more EM
+  // statistics and the fit pools the four into one M-step (with the noise
+  // variance of the J = 3 fit's third release); otherwise they are three more EM
   // iterations, averaged as iterate_averaging says. The releases and their
   // noise are the same either way; GmmGuarantee says which ran. Default on:
   // Gaussian clusters that have settled lose nothing, and data whose EM
