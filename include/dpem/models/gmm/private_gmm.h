@@ -276,9 +276,10 @@ struct GmmFitOptions {
   // iterations, averaged as iterate_averaging says. The releases and their
   // noise are the same either way; GmmGuarantee says which ran. Default on:
   // Gaussian clusters that have settled lose nothing, and data whose EM
-  // keeps moving gains (the Adult census columns about 0.4 to 0.8 nats per
-  // record at epsilon <= 0.5, Gowalla 0.01 to 0.02 at epsilon 1). Off: J = 3
-  // there, as before 2026-11-25.
+  // keeps moving gains (measured in docs/gmm.md, "Adaptive J": the Adult
+  // census columns 0.4 to 0.8 nats per record at epsilon 0.1 to 1, Gowalla
+  // about 0.01 at epsilon 0.5 and 1). Off: J = 3 there, as before
+  // 2026-11-25.
   bool adaptive_iterations = true;
   // park2016's Gamma (spherical) and Wishart (full) covariance mechanisms.
   // They are NOT differentially private; using them voids the guarantee.
