@@ -53,7 +53,7 @@ GmmReleasePlan MakeIterationPlan(const GmmFitOptions& o, const std::vector<doubl
 
 GmmReleasePlan GmmReleasePlan::ForIteration(int it) const {
   if (iteration_weights.empty()) return *this;
-  return ForWeight(iteration_weights[static_cast<size_t>(it - 1)]);
+  return ForWeight(IterationWeight(it));
 }
 
 GmmReleasePlan GmmReleasePlan::ForWeight(double weight) const {
@@ -175,10 +175,6 @@ StatusOr<bool> NoiseIsQuiet(const GmmFitOptions& o, Eigen::Index n, Eigen::Index
   return CentreNoiseRatio(plan.SumsNoiseStddev(), d, o.components, n) < kQuietCentreRatio;
 }
 
-}  // namespace
-
-namespace {
-
 // Whether a fit with options `o` at J = `iterations` on `schedule` is valid
 // (J x K within bounds) and plans.
 bool Plans(const GmmFitOptions& o, int iterations, IterationSchedule schedule, Eigen::Index n,
@@ -252,7 +248,7 @@ StatusOr<int> AveragedIterations(const GmmFitOptions& o, Eigen::Index n, Eigen::
 
 double AveragedIterateWeight(const GmmReleasePlan& plan, int it, int iterations, int averaged) {
   const double position = it - (iterations - averaged);
-  return position * (plan.iteration_weights.empty() ? 1.0 : plan.iteration_weights[it - 1]);
+  return position * plan.IterationWeight(it);
 }
 
 }  // namespace dpem::internal

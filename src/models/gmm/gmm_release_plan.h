@@ -49,6 +49,10 @@ struct GmmReleasePlan {
   // what its later releases release; docs/gmm.md, "Adaptive J").
   bool adaptive = false;
 
+  // Iteration `it`'s (1-based) weight in the schedule: 1 without one.
+  double IterationWeight(int it) const {
+    return iteration_weights.empty() ? 1.0 : iteration_weights[static_cast<size_t>(it - 1)];
+  }
   // The plan of iteration `it` (1-based): every multiplier divided by the
   // square root of its weight in the schedule (this plan if none).
   GmmReleasePlan ForIteration(int it) const;

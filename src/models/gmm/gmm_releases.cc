@@ -31,7 +31,6 @@ Status ProjectCounts(GmmStatistics& s, double n) {
   return OkStatus();
 }
 
-
 // Releases row `r` of a K x d block of statistics as one vector mechanism
 // (rows of a column-major matrix are not contiguous, so through a copy).
 Status ReleaseRow(Eigen::MatrixXd& block, Eigen::Index r, const NoiseSpec& spec, Generator& gen,

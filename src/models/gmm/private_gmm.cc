@@ -160,9 +160,7 @@ Status RunLighterFirstIteration(const RowSource& unit, const Engine& engine,
 // (J - first + 1 without a schedule): the weight of their pooled release.
 double WeightFrom(const internal::GmmReleasePlan& plan, int first, int iterations) {
   double w = 0.0;
-  for (int it = first; it <= iterations; ++it) {
-    w += plan.iteration_weights.empty() ? 1.0 : plan.iteration_weights[it - 1];
-  }
+  for (int it = first; it <= iterations; ++it) w += plan.IterationWeight(it);
   return w;
 }
 
@@ -175,13 +173,12 @@ void DecideAfterHead(const GmmFitOptions& o, const internal::GmmReleasePlan& pla
                      const HeadIteration& head, double n, internal::ReleasePool& pool,
                      EmState& state) {
   constexpr int kHead = kAdaptiveHeadIterations;
-  const Eigen::Index d = state.params.dimension();
-  const double before = internal::PlanOfIteration(o, plan, kHead - 1, d).plan.SumsNoiseStddev();
-  const double after = internal::PlanOfIteration(o, plan, kHead, d).plan.SumsNoiseStddev();
+  const double before = plan.ForIteration(kHead - 1).SumsNoiseStddev();
+  const double after = plan.ForIteration(kHead).SumsNoiseStddev();
   state.movement = internal::MeanMovement(head.before, state.params, before, after,
-                                          FrameRadius(o, d), n);
+                                          FrameRadius(o, state.params.dimension()), n);
   state.settled = state.movement < kSettledMovement;
-  if (state.settled) pool.Add(head.released, WeightFrom(plan, kHead, kHead));
+  if (state.settled) pool.Add(head.released, plan.IterationWeight(kHead));
 }
 
 // Iteration `it` of a settled adaptive fit: the head's exact statistics
@@ -193,7 +190,7 @@ Status ReleaseAgain(const GmmFitOptions& o, const internal::GmmReleasePlan& plan
                     Generator& gen, internal::ReleasePool& pool, EmState& state) {
   GmmStatistics s = head.exact;
   DPEM_RETURN_IF_ERROR(internal::AddReleaseNoise(s, r.plan, false, it, gen, state.ledger));
-  pool.Add(s, WeightFrom(plan, it, it));
+  pool.Add(s, plan.IterationWeight(it));
   if (o.progress) {
     o.progress({it, o.iterations, std::numeric_limits<double>::quiet_NaN(), o.covariance});
   }
