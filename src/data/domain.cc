@@ -1,12 +1,15 @@
 #include "dpem/data/domain.h"
 
 #include "dpem/data/row_source.h"
+#include "internal/dimension_dispatch.h"
+#include "internal/simd_chunks.h"
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace dpem {
 namespace {
@@ -131,49 +134,103 @@ int MapRowInPlace(const Eigen::VectorXd& c, double r, Row row) {
   return ClipAndScale(centred, r, row);
 }
 
-// Maps every row of `x` in place; returns how many were clipped.
-// Precondition: CheckCenter passed and x is finite. When every row is safely
-// inside the ball (the common case) the whole block is mapped by vectorised
-// matrix operations computing exactly what MapRowInPlace's fast path does.
-Eigen::Index MapRowsInPlace(const DataDomain& domain, DataMatrix& x) {
-  const Eigen::VectorXd& c = domain.center;
-  const double r = domain.data_norm;
-  const Eigen::VectorXd squared_norms =
-      c.size() == 0 ? Eigen::VectorXd((x / r).rowwise().squaredNorm())
-                    : Eigen::VectorXd(((x.rowwise() - c.transpose()) / r).rowwise().squaredNorm());
-  if ((squared_norms.array() <= kSafelyInsideSquaredNorm).all()) {
-    if (c.size() != 0) x.rowwise() -= c.transpose();
-    x /= r;
-    return 0;
+// 1 / R when that is a normal number (so that v * (1 / R) is v / R to within
+// one rounding, and no mapped entry of a record inside the ball underflows
+// or overflows where v / R would not), else 0: the maps then divide.
+double InverseOrZero(double r) {
+  const double inverse = 1.0 / r;
+  return std::isnormal(inverse) ? inverse : 0.0;
+}
+
+// One row of the fast path: out[j] = (raw[j] - c[j]) * inverse (c null: no
+// centre), returning the sum of the squares of the written values. D > 0 is
+// the dimension known when compiling (the loop is then unrolled and
+// vectorised), D = 0 reads it from `d`.
+template <int D>
+double MapRowFast(const double* __restrict raw, const double* __restrict c, double inverse,
+                  Eigen::Index d, double* __restrict out) {
+  if constexpr (D == 0) {
+    double sum = 0.0;
+    for (Eigen::Index j = 0; j < d; ++j) {
+      out[j] = (c == nullptr ? raw[j] : raw[j] - c[j]) * inverse;
+      sum += out[j] * out[j];
+    }
+    return sum;
+  } else {
+    // Squares summed lane by lane per chunk, then the chunks' lanes in order.
+    double sum = 0.0;
+    internal::ForEachChunk<D>([&]<typename V>(V, int j) {
+      V v = internal::LoadChunk<V>(raw + j);
+      if (c != nullptr) v -= internal::LoadChunk<V>(c + j);
+      v *= inverse;
+      internal::StoreChunk(out + j, v);
+      sum += internal::SumOfLanes(v * v);
+    });
+    return sum;
   }
+}
+
+// How far ahead of the row being mapped the map asks for the raw data: 4
+// KiB. The raw block is usually the first touch of the records (a
+// memory-mapped file), and the hardware's prefetcher does not cross 4 KiB
+// pages; measured in docs/performance.md ("The unit-ball map").
+constexpr Eigen::Index kMapPrefetchDoubles = 512;
+
+// The rows of the row-major `rows` x `d` array `raw` mapped into `out`
+// (which may be `raw` itself); returns how many were clipped. Each row is
+// first written as (x - c) * (1 / R); a row whose computed squared norm is
+// not safely inside the ball (or every row, where 1 / R is not normal) is
+// redone from its raw values by MapRowInPlace. One fused pass: a division
+// per entry and a separate pass for the norms cost more than the k-means
+// pass that reads the block (docs/performance.md).
+template <int D>
+Eigen::Index MapRowsTo(const Eigen::VectorXd& c, double r, const double* raw, Eigen::Index rows,
+                       Eigen::Index d, double* out) {
+  const double inverse = InverseOrZero(r);
+  const double* centre = c.size() != 0 ? c.data() : nullptr;
+  // In place, a row is mapped into `buffer` first: its raw values must
+  // survive until its norm is known.
+  std::vector<double> buffer(raw == out ? d : 0);
   Eigen::Index clipped = 0;
-  for (Eigen::Index i = 0; i < x.rows(); ++i) {
-    clipped += MapRowInPlace(c, r, x.row(i));
+  for (Eigen::Index i = 0; i < rows; ++i) {
+    const double* in = raw + i * d;
+    if (i * d + kMapPrefetchDoubles < rows * d) __builtin_prefetch(in + kMapPrefetchDoubles);
+    double* row = out + i * d;
+    if (inverse != 0.0) {
+      double* target = buffer.empty() ? row : buffer.data();
+      if (MapRowFast<D>(in, centre, inverse, d, target) <= kSafelyInsideSquaredNorm) {
+        if (target != row) std::copy(target, target + d, row);
+        continue;
+      }
+    }
+    if (in != row) std::copy(in, in + d, row);
+    clipped += MapRowInPlace(c, r, Eigen::Map<Eigen::RowVectorXd>(row, d));
   }
   return clipped;
 }
 
+// MapRowsTo with D chosen from d (compiled kernels for d <= 16).
+Eigen::Index MapRowsTo(const DataDomain& domain, const double* raw, Eigen::Index rows,
+                       Eigen::Index d, double* out) {
+  using Kernel = Eigen::Index (*)(const Eigen::VectorXd&, double, const double*, Eigen::Index,
+                                  Eigen::Index, double*);
+  Kernel kernel = internal::ForCompiledDimension<16>(
+      d, [](auto dimension) -> Kernel { return &MapRowsTo<decltype(dimension)::value>; });
+  if (kernel == nullptr) kernel = &MapRowsTo<0>;
+  return kernel(domain.center, domain.data_norm, raw, rows, d, out);
+}
+
+// Maps every row of `x` in place; returns how many were clipped.
+// Precondition: CheckCenter passed and x is finite.
+Eigen::Index MapRowsInPlace(const DataDomain& domain, DataMatrix& x) {
+  return MapRowsTo(domain, x.data(), x.rows(), x.cols(), x.data());
+}
+
 // Maps the rows of `raw` into `out` (resized; must not alias raw) with the
-// values MapRowsInPlace gives, in one fused pass for the common case: the
-// rows safely inside the ball are (x - c) / R as written here, and only the
-// others are redone from `raw` by MapRowInPlace. Precondition as above.
+// values MapRowsInPlace gives. Precondition as above.
 Eigen::Index MapRows(const DataDomain& domain, const RowBlock& raw, DataMatrix& out) {
-  const Eigen::VectorXd& c = domain.center;
-  const double r = domain.data_norm;
-  if (c.size() != 0) {
-    out.noalias() = (raw.rowwise() - c.transpose()) / r;
-  } else {
-    out.noalias() = raw / r;
-  }
-  const Eigen::VectorXd squared_norms = out.rowwise().squaredNorm();
-  if ((squared_norms.array() <= kSafelyInsideSquaredNorm).all()) return 0;
-  Eigen::Index clipped = 0;
-  for (Eigen::Index i = 0; i < out.rows(); ++i) {
-    if (squared_norms(i) <= kSafelyInsideSquaredNorm) continue;
-    out.row(i) = raw.row(i);
-    clipped += MapRowInPlace(c, r, out.row(i));
-  }
-  return clipped;
+  out.resize(raw.rows(), raw.cols());
+  return MapRowsTo(domain, raw.data(), raw.rows(), raw.cols(), out.data());
 }
 
 // ValidateDomain, and the centre's size against d columns.

@@ -79,8 +79,11 @@ struct DomainTransformReport {
 // norm R; others are unchanged) and divides it by R. Every output row has L2
 // norm <= 1 as computed by Eigen's norm(), squaredNorm() and stableNorm()
 // and by a sum of squares in long double, despite rounding (rows still above 1 after scaling are shrunk
-// by a few ulps). Rows inside the ball are divided by R exactly ((x - c) / R,
-// correctly rounded per element) unless that rounding puts them above norm 1.
+// by a few ulps). Rows inside the ball are (x - c) * (1 / R), one rounding
+// per element after the correctly rounded 1 / R (within 1.5 ulps of
+// (x - c) / R; divided by R instead where 1 / R is not a normal double),
+// unless that rounding puts them near or above norm 1: those are redone by
+// the careful path.
 // Norms are computed without overflow, so values up to the largest double
 // are handled. Never rejects a record and never rescales by a data-derived
 // factor. `report` may be null.

@@ -31,6 +31,11 @@ Status CheckShapes(const Eigen::MatrixXd& centres, const DataMatrix& x) {
 using NearestCentresKernel = void (*)(const double*, Eigen::Index, Eigen::Index, const double*,
                                       const double*, Eigen::Index, int*, double*);
 
+// The same for AccumulateNearest<D>.
+using AccumulateNearestKernel = double (*)(const double*, Eigen::Index, Eigen::Index,
+                                           const double*, const double*, Eigen::Index, double*,
+                                           double*);
+
 // Calls fn(first_row, block) for consecutive blocks of kEStepChunkRows rows.
 template <typename Fn>
 void ForEachChunk(const DataMatrix& x, Fn fn) {
@@ -101,6 +106,10 @@ StatusOr<NearestCentre> NearestCentre::Create(const Eigen::MatrixXd& centres) {
       centres.cols(), [](auto dimension) -> NearestCentresKernel {
         return &internal::NearestCentres<decltype(dimension)::value>;
       });
+  nc.accumulate_kernel_ = internal::ForCompiledDimension<internal::kMaxKmeansKernelDimension>(
+      centres.cols(), [](auto dimension) -> AccumulateNearestKernel {
+        return &internal::AccumulateNearest<decltype(dimension)::value>;
+      });
   return nc;
 }
 
@@ -143,6 +152,16 @@ Status CellFrames::Validate(Eigen::Index components) const {
 void NearestCentre::Accumulate(const Eigen::Ref<const DataMatrix>& block,
                                KmeansStatistics& stats, Eigen::MatrixXd& scratch,
                                const CellFrames* frames) const {
+  if (frames == nullptr && accumulate_kernel_ != nullptr) {
+    // The sums accumulated row-major (K x d) in `scratch` (d x K), then added.
+    scratch.setZero(block.cols(), centres_.rows());
+    stats.sse += accumulate_kernel_(block.data(), block.rows(), block.outerStride(),
+                                    columns_.data(), half_squared_norms_.data(), centres_.rows(),
+                                    stats.counts.data(), scratch.data());
+    stats.sums += scratch.transpose();
+    stats.n += block.rows();
+    return;
+  }
   Eigen::VectorXi labels;
   Eigen::VectorXd distances;
   Assign(block, labels, distances, scratch);

@@ -162,6 +162,47 @@ TEST(KmeansStatisticsTest, AssignMatchesBruteForceInEveryDimension) {
   EXPECT_EQ(distances, Eigen::VectorXd::Ones(16));
 }
 
+// Accumulate without frames (the pass of every k-means iteration: in the
+// kernels' range the assignment and the sums in one loop, no labels) against
+// brute force in every dimension's path, on a non-contiguous block whose
+// length is not a multiple of eight, with two coincident centres (the
+// records nearest to them count for the first).
+TEST(KmeansStatisticsTest, AccumulateMatchesBruteForceInEveryDimension) {
+  for (Eigen::Index d : {1, 2, 7, 8, 10, 16, 17, 24}) {
+    const DataMatrix wide = RandomData(203, d + 3, static_cast<std::uint32_t>(50 + d));
+    const Eigen::Ref<const DataMatrix> x = wide.leftCols(d);
+    Eigen::MatrixXd c = RandomData(6, d, static_cast<std::uint32_t>(150 + d));
+    c.row(4) = c.row(1);
+    Eigen::VectorXd all_counts, top_counts;
+    Eigen::MatrixXd all_sums, top_sums;
+    double all_sse = 0.0, top_sse = 0.0;
+    BruteForce(c, x, all_counts, all_sums, all_sse);
+    BruteForce(c, x.topRows(5), top_counts, top_sums, top_sse);
+    ASSERT_GT(all_counts(1), 0.0) << d;
+    EXPECT_EQ(all_counts(4), 0.0) << d;
+    const NearestCentre nc = *NearestCentre::Create(c);
+    KmeansStatistics s = KmeansStatistics::Zero(c.rows(), d);
+    Eigen::MatrixXd scratch;
+    nc.Accumulate(x, s, scratch);
+    nc.Accumulate(x.topRows(5), s, scratch);  // A second block adds.
+    Eigen::VectorXd counts = all_counts + top_counts;
+    Eigen::MatrixXd sums = all_sums + top_sums;
+    if (d > 16) {
+      // The matrix product may round the two copies apart (see above):
+      // compare their records together.
+      for (Eigen::VectorXd* v : {&counts, &s.counts}) (*v)(1) += (*v)(4), (*v)(4) = 0.0;
+      for (Eigen::MatrixXd* m : {&sums, &s.sums}) {
+        m->row(1) += m->row(4);
+        m->row(4).setZero();
+      }
+    }
+    EXPECT_EQ(s.counts, counts) << d;
+    EXPECT_LT((s.sums - sums).cwiseAbs().maxCoeff(), 1e-12) << d;
+    EXPECT_NEAR(s.sse, all_sse + top_sse, 1e-12 * (all_sse + top_sse)) << d;
+    EXPECT_EQ(s.n, x.rows() + 5) << d;
+  }
+}
+
 TEST(KmeansNicvTest, DefinitionAndTranslationInvariance) {
   // Two records per centre at distance 1 and 3: NICV = (1 + 9 + 1 + 9) / 4.
   Eigen::MatrixXd c(2, 2);

@@ -133,9 +133,13 @@ class NearestCentre {
   Eigen::MatrixXd centres_;               // K x d.
   Eigen::MatrixXd columns_;               // d x K: centres_ transposed.
   Eigen::RowVectorXd half_squared_norms_;  // 1 x K: ||mu_k||^2 / 2.
-  // The compiled kernel for d (src/models/kmeans/kmeans_kernels.h), or null.
+  // The compiled kernels for d (src/models/kmeans/kmeans_kernels.h), or
+  // null: the assignment, and the assignment accumulated into counts and
+  // sums (Accumulate without frames).
   void (*kernel_)(const double*, Eigen::Index, Eigen::Index, const double*, const double*,
                   Eigen::Index, int*, double*) = nullptr;
+  double (*accumulate_kernel_)(const double*, Eigen::Index, Eigen::Index, const double*,
+                               const double*, Eigen::Index, double*, double*) = nullptr;
 };
 
 // One assignment pass over `x` (N x d) in blocks of kEStepChunkRows rows
