@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "dpem/data/domain.h"
 #include "dpem/data/row_source.h"
 #include "dpem/engine/engine.h"
 #include "dpem/data/generators.h"
@@ -208,6 +209,39 @@ void BM_ExactSumFold(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * m);
 }
 BENCHMARK(BM_ExactSumFold)->Arg(660)->Arg(1110)->Unit(benchmark::kMicrosecond);
+
+// The rate at which the engine's threads read N x d data from memory (a
+// block sum, no other work: the floor of any pass), and the same through the
+// unit-ball map that every fit's pass reads its blocks through
+// (UnitBallRowSource: centre, clip, scale). Arguments: N, d, threads, and
+// 1 to read through the map. GB/s of raw data.
+void BM_EngineRead(benchmark::State& state) {
+  const Eigen::Index n = state.range(0), d = state.range(1);
+  const DataMatrix x = NormalData(n, d);
+  const MatrixRowSource raw = *MatrixRowSource::Borrow(x);
+  DataDomain domain;
+  domain.data_norm = 10.0 * std::sqrt(static_cast<double>(d));  // Most rows inside.
+  const UnitBallRowSource unit = *UnitBallRowSource::Create(raw, domain);
+  const RowSource& source = state.range(3) != 0 ? static_cast<const RowSource&>(unit) : raw;
+  const Engine engine = EngineWithThreads(state.range(2));
+  std::vector<double> sums(static_cast<size_t>(engine.threads()), 0.0);
+  for (auto _ : state) {
+    const Status status = engine.ForEachBlock(
+        source, d, [&](int thread, const RowBlock& block, Eigen::Index) {
+          sums[static_cast<size_t>(thread)] += block.sum();
+          return OkStatus();
+        });
+    if (!status.ok()) state.SkipWithError(status.message().c_str());
+    benchmark::DoNotOptimize(sums.data());
+  }
+  state.counters["GB/s"] = benchmark::Counter(
+      8.0 * static_cast<double>(n * d) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_EngineRead)
+    ->Args({1000000, 10, 2, 0})
+    ->Args({1000000, 10, 2, 1})
+    ->Apply(WallMilliseconds);
 
 // The machine's dgemm rate on square n x n products (OpenBLAS, all cores).
 void BM_Dgemm(benchmark::State& state) {

@@ -116,7 +116,7 @@ class MatrixRowSource final : public RowSource {
 };
 
 // The records of `raw` mapped into the unit ball as MapToUnitBall does
-// (subtract the centre, clip to radius R, divide by R), block by block, so
+// (subtract the centre, clip to radius R, scale by 1 / R), block by block, so
 // no mapped copy of the data is ever held. Borrows `raw`.
 class UnitBallRowSource final : public RowSource {
  public:

@@ -1,0 +1,76 @@
+#!/usr/bin/python3
+"""Times two dpem CLI builds side by side, in one run, on the same data: a
+change's speed-up per iteration (docs/performance.md).
+
+    /usr/bin/python3 scripts/bench_cli_ab.py --before /tmp/dpem_old --after build/dpem \\
+        [--iterations 20] [--repetitions 5]
+
+Build the "before" binary from the parent commit (for instance
+`git worktree add /tmp/before HEAD~1`, then configure and build its target
+`dpem`). Each case fits with J = 1 and J = 1 + I iterations and divides the
+difference by I (which cancels start-up, loading and the start); the two
+builds alternate within each repetition, and the median over repetitions is
+printed with after / before. The data: bench_vs_sklearn.py's (1e6, 10, 10)
+clusters, written once to $DPEM_BENCH_DIR (default: a temporary directory).
+Seeded fits (timing only: a seeded private fit is not private). Run it
+with nothing else loading the machine.
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_vs_sklearn import data_norm, make_data  # noqa: E402
+
+CASES = {
+    "k-means private (cdp-gauss)": ["kmeans", "--method", "cdp-gauss", "{private}"],
+    "GMM plain, full": ["gmm", "--covariance", "full", "--epsilon", "inf"],
+    "GMM private default, full": ["gmm", "--covariance", "full", "{private}"],
+}
+
+
+def per_iteration(binary, args, path, out, iterations, threads):
+    def run(j):
+        start = time.perf_counter()
+        subprocess.run([binary, "fit"] + args + ["--input", path, "--output", out,
+                       "--components", "10", "--iterations", str(j), "--seed", "1",
+                       "--quiet", "--threads", str(threads)], check=True)
+        return time.perf_counter() - start
+    return (run(1 + iterations) - run(1)) / iterations
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--before", required=True, help="the dpem binary before the change")
+    p.add_argument("--after", required=True, help="the dpem binary after the change")
+    p.add_argument("--iterations", type=int, default=20)
+    p.add_argument("--repetitions", type=int, default=5)
+    p.add_argument("--threads", type=int, default=2)
+    a = p.parse_args()
+    tmp = os.environ.get("DPEM_BENCH_DIR") or tempfile.mkdtemp()
+    path = os.path.join(tmp, "ab_1e6x10.npy")
+    if not os.path.exists(path):
+        make_data(path, 1_000_000, 10, 10)
+    private = ["--epsilon", "1", "--delta", "1e-6", "--data-norm", data_norm(path)]
+    out = os.path.join(tmp, "ab_model.json")
+    for name, case in CASES.items():
+        args = []
+        for word in case:
+            args += private if word == "{private}" else [word]
+        times = {"before": [], "after": []}
+        for _ in range(a.repetitions):
+            for label in times:
+                binary = a.before if label == "before" else a.after
+                times[label].append(per_iteration(binary, args, path, out, a.iterations,
+                                                  a.threads))
+        med = {label: statistics.median(v) * 1e3 for label, v in times.items()}
+        print(f"{name:30s} before {med['before']:7.2f} ms/it  after {med['after']:7.2f} ms/it  "
+              f"after / before {med['after'] / med['before']:.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
