@@ -13,6 +13,8 @@
 #include "dpem/mechanisms/additive_noise.h"
 #include "internal/discrete_noise.h"
 #include "internal/guarantee.h"
+#include "mechanisms/robust_mean_closed_form.h"
+#include "mechanisms/robust_mean_kernel.h"
 
 namespace dpem {
 namespace {
@@ -83,34 +85,17 @@ double CatoniGiuliniPhi(double u) {
   return u - u * u * u / 6.0;
 }
 
-// wang-dp-gradient-em Appendix D, term by term.
-double CatoniGiuliniCorrection(double a, double b) {
-  const double v_minus = (kSqrt2 - a) / b;
-  const double v_plus = (kSqrt2 + a) / b;
-  const double f_minus = UpperTail(v_minus);  // Phi(-V_-)
-  const double f_plus = UpperTail(v_plus);    // Phi(-V_+)
-  const double e_minus = std::exp(-0.5 * v_minus * v_minus);
-  const double e_plus = std::exp(-0.5 * v_plus * v_plus);
-  const double t1 = 2.0 * kSqrt2 / 3.0 * (f_minus - f_plus);
-  const double t2 = -(a - a * a * a / 6.0) * (f_minus + f_plus);
-  const double t3 = b * kInvSqrt2Pi * (1.0 - a * a / 2.0) * (e_plus - e_minus);
-  const double t4 =
-      a * b * b / 2.0 * (f_plus + f_minus + kInvSqrt2Pi * (v_plus * e_plus + v_minus * e_minus));
-  const double t5 = b * b * b / 6.0 * kInvSqrt2Pi *
-                    ((2.0 + v_minus * v_minus) * e_minus - (2.0 + v_plus * v_plus) * e_plus);
-  return t1 + t2 + t3 + t4 + t5;
-}
+// wang-dp-gradient-em Appendix D, term by term (robust_mean_closed_form.h).
+double CatoniGiuliniCorrection(double a, double b) { return internal::ClosedFormCorrection(a, b); }
 
 // wang-dp-gradient-em eq. (12).
-double SmoothedTruncationClosedForm(double a, double b) {
-  return a * (1.0 - b * b / 2.0) - a * a * a / 6.0 + CatoniGiuliniCorrection(a, b);
-}
+double SmoothedTruncationClosedForm(double a, double b) { return internal::ClosedForm(a, b); }
 
 double SmoothedTruncation(double a, double b) {
   if (std::isnan(a) || std::isnan(b) || b < 0.0) return 0.0;
   if (std::isinf(b)) return 0.0;  // An infinitely wide symmetric spread: mean 0.
   if (std::isinf(a)) return a > 0 ? kCatoniGiuliniBound : -kCatoniGiuliniBound;
-  if (b == 0.0) return CatoniGiuliniPhi(a);
+  if (b < kClosedFormMinSmoothing) return CatoniGiuliniPhi(a);  // b = 0 included.
   if (std::max(std::abs(a), b) <= kClosedFormLimit) {
     return Clamp(SmoothedTruncationClosedForm(a, b));
   }
@@ -121,7 +106,11 @@ double SmoothedTruncation(double a, double b) {
   return Clamp(tails + MiddleByQuadrature(a, b));
 }
 
-double SmoothedTruncatedValue(double x, const RobustMeanParameters& p) {
+namespace {
+
+// psi(x) / s by the careful path (SmoothedTruncation), for the values the
+// closed form of the kernel does not take.
+double CarefulTruncatedValue(double x, const RobustMeanParameters& p) {
   if (std::isnan(x)) return 0.0;
   const double root_beta = std::sqrt(p.beta);
   const double a = x / p.scale;
@@ -130,9 +119,53 @@ double SmoothedTruncatedValue(double x, const RobustMeanParameters& p) {
     // x infinite, or so large that x/s overflows: the limit along
     // b/|a| = 1/sqrt(beta), sign(x) * bound * (1 - 2 Phi(-sqrt beta)).
     const double limit = kCatoniGiuliniBound * std::erf(root_beta / kSqrt2);
-    return (x > 0 ? limit : -limit) * p.scale;
+    return x > 0 ? limit : -limit;
   }
-  return p.scale * SmoothedTruncation(a, b);
+  return SmoothedTruncation(a, b);
+}
+
+}  // namespace
+
+void SmoothedTruncatedValues(const double* x, Eigen::Index n, const RobustMeanParameters& p,
+                             double* out) {
+  constexpr int kLanes = internal::kClosedFormLanes;
+  const double root_beta = std::sqrt(p.beta);
+  for (Eigen::Index start = 0; start < n; start += kLanes) {
+    const int lanes = static_cast<int>(std::min<Eigen::Index>(kLanes, n - start));
+    // The lanes the closed form takes (SmoothedTruncation's regular case:
+    // b >= kClosedFormMinSmoothing and max(|a|, b) <= kClosedFormLimit);
+    // the others, and the
+    // padding of a last partial group, compute a = 0, b = 1 and are
+    // replaced.
+    double a[kLanes], b[kLanes], closed[kLanes];
+    bool regular[kLanes];
+    for (int t = 0; t < kLanes; ++t) {
+      const double v = t < lanes ? x[start + t] : 0.0;
+      a[t] = v / p.scale;
+      b[t] = std::abs(v) / (p.scale * root_beta);
+      regular[t] = t < lanes && b[t] >= kClosedFormMinSmoothing &&
+                   std::max(std::abs(a[t]), b[t]) <= kClosedFormLimit;
+      if (!regular[t]) a[t] = 0.0, b[t] = 1.0;
+    }
+    internal::ClosedFormOfEight(a, b, closed);
+    for (int t = 0; t < lanes; ++t) {
+      const double v = regular[t] ? Clamp(closed[t]) : CarefulTruncatedValue(x[start + t], p);
+      out[start + t] = p.scale * v;
+    }
+  }
+}
+
+Eigen::VectorXd SmoothedTruncatedValues(const Eigen::Ref<const Eigen::VectorXd>& x,
+                                        const RobustMeanParameters& p) {
+  Eigen::VectorXd out(x.size());
+  SmoothedTruncatedValues(x.data(), x.size(), p, out.data());
+  return out;
+}
+
+double SmoothedTruncatedValue(double x, const RobustMeanParameters& p) {
+  double out = 0.0;
+  SmoothedTruncatedValues(&x, 1, p, &out);
+  return out;
 }
 
 namespace {
@@ -160,9 +193,10 @@ StatusOr<double> RobustMean(const Eigen::Ref<const Eigen::VectorXd>& x,
   // block's rounding, whatever n (docs/privacy.md, section 8).
   internal::ExactSum exact(1);
   for (Eigen::Index start = 0; start < x.size(); start += kRobustMeanBlock) {
+    const Eigen::Index count = std::min<Eigen::Index>(x.size() - start, kRobustMeanBlock);
+    const Eigen::VectorXd values = SmoothedTruncatedValues(x.segment(start, count), p);
     double block = 0.0;
-    const Eigen::Index end = std::min<Eigen::Index>(x.size(), start + kRobustMeanBlock);
-    for (Eigen::Index i = start; i < end; ++i) block += SmoothedTruncatedValue(x(i), p);
+    for (Eigen::Index i = 0; i < count; ++i) block += values(i);
     exact.FoldAndZero({{&block, 1}});
   }
   double sum = 0.0;
@@ -292,10 +326,7 @@ StatusOr<PrivateMeanResult> LocalPrivateRobustMean(const Eigen::Ref<const Eigen:
                                                    /*input_quantum=*/0.0));
   DPEM_RETURN_IF_ERROR(r.ledger.Record({MechanismKind::kGaussian, grid.sensitivity,
                                         grid.noise_scale, "local report (one per record)"}));
-  Eigen::VectorXd reports(x.size());
-  for (Eigen::Index i = 0; i < x.size(); ++i) {
-    reports(i) = SmoothedTruncatedValue(x(i), r.parameters);
-  }
+  Eigen::VectorXd reports = SmoothedTruncatedValues(x, r.parameters);
   internal::AddDiscreteNoise(reports, MechanismKind::kGaussian, grid, gen);
   r.mean = reports.sum() / n;
   DPEM_RETURN_IF_ERROR(Certify(r, o.delta));

@@ -55,7 +55,8 @@ double CatoniGiuliniCorrection(double a, double b);
 double SmoothedTruncationClosedForm(double a, double b);
 
 // E phi(a + b Z), Z ~ N(0, 1), for every real a and b >= 0, computed stably:
-// the closed form where max(|a|, b) <= kClosedFormLimit, elsewhere the two
+// the closed form where max(|a|, b) <= kClosedFormLimit and b >=
+// kClosedFormMinSmoothing, phi(a) below that b, elsewhere the two
 // flat tails by erfc plus the polynomial middle by 64-point Gauss-Legendre
 // quadrature. The result is clamped to [-kCatoniGiuliniBound,
 // kCatoniGiuliniBound] (the true value lies there; the clamp makes the
@@ -63,6 +64,14 @@ double SmoothedTruncationClosedForm(double a, double b);
 // gives +-kCatoniGiuliniBound; b = +inf with a finite gives 0; NaN gives 0.
 double SmoothedTruncation(double a, double b);
 inline constexpr double kClosedFormLimit = 8.0;
+// The smallest b the closed form takes. Below it (b > 0) SmoothedTruncation
+// returns phi(a), the limit b -> 0, which E phi(a + b Z) equals to within
+// b^2 (phi is continuously differentiable): the closed form's
+// ((sqrt 2 +- a) / b)^2 overflows for b below about 1e-154, and an
+// infinite v^2 times exp(-v^2 / 2) = 0 gave NaN (until 2026-11-25: a
+// record with a value of magnitude below about 1e-154 turned a robust mean
+// into NaN).
+inline constexpr double kClosedFormMinSmoothing = 1e-100;
 
 // Scale and smoothing of the estimator.
 struct RobustMeanParameters {
@@ -74,7 +83,23 @@ struct RobustMeanParameters {
 // s * SmoothedTruncation(x/s, |x|/(s sqrt(beta))). Always within
 // [-kCatoniGiuliniBound s, kCatoniGiuliniBound s]; +-inf maps to the limit of
 // the finite values, NaN to 0. Precondition: p.scale > 0, p.beta > 0.
+// Computed as SmoothedTruncatedValues computes it.
 double SmoothedTruncatedValue(double x, const RobustMeanParameters& p);
+
+// SmoothedTruncatedValue of x[0], ..., x[n - 1] into out[0..n) (out must
+// not overlap x), eight at a time: where max(|a|, b) <= kClosedFormLimit
+// the closed form with erfc and exp vectorised where the build has glibc's
+// vector math (within about 1e-13 of SmoothedTruncation's value there; the
+// tests check 1e-12), elsewhere SmoothedTruncation itself, each clamped as
+// SmoothedTruncation clamps. A value's result does not depend on the other
+// values of the call or its position among them (the sensitivity argument
+// of a released sum needs each record's term to be its own), and it is what
+// SmoothedTruncatedValue returns for it. Precondition as above.
+void SmoothedTruncatedValues(const double* x, Eigen::Index n, const RobustMeanParameters& p,
+                             double* out);
+// The same for a vector.
+Eigen::VectorXd SmoothedTruncatedValues(const Eigen::Ref<const Eigen::VectorXd>& x,
+                                        const RobustMeanParameters& p);
 
 // The non-private robust mean x-hat of eq. (11) (Holland 2019). Requires a
 // non-empty x and valid parameters.

@@ -107,12 +107,15 @@ StatusOr<NoisePlan> MakeNoisePlan(const GradientEmOptions& o, double n, double d
 // C (kClipped, Algorithm 1 line 3), or as they are.
 void AccumulateRows(const DataMatrix& rows, const GradientEmOptions& o, const NoisePlan& plan,
                     Eigen::VectorXd& sum) {
+  if (GradientEmUsesRobustMean(o.method)) {
+    // Every entry's smoothed value (eight at a time), then summed in row order.
+    DataMatrix values(rows.rows(), rows.cols());
+    SmoothedTruncatedValues(rows.data(), rows.size(), plan.robust, values.data());
+    for (Eigen::Index i = 0; i < rows.rows(); ++i) sum += values.row(i).transpose();
+    return;
+  }
   for (Eigen::Index i = 0; i < rows.rows(); ++i) {
-    if (GradientEmUsesRobustMean(o.method)) {
-      for (Eigen::Index j = 0; j < rows.cols(); ++j) {
-        sum(j) += SmoothedTruncatedValue(rows(i, j), plan.robust);
-      }
-    } else if (o.method == GradientEmMethod::kClipped) {
+    if (o.method == GradientEmMethod::kClipped) {
       // A gradient that overflowed carries no usable direction: it
       // contributes 0 (any vector of norm <= C keeps the sensitivity).
       if (!rows.row(i).allFinite()) continue;

@@ -1,0 +1,65 @@
+// The closed form of the smoothed Catoni-Giulini truncation
+// (wang-dp-gradient-em eq. (12) and Appendix D), written once and compiled
+// twice: for single values in robust_mean.cc, and eight at a time with
+// vectorised erfc and exp in robust_mean_kernel.cc. Private to the library.
+//
+// Thread safety: pure functions.
+#ifndef DPEM_MECHANISMS_ROBUST_MEAN_CLOSED_FORM_H_
+#define DPEM_MECHANISMS_ROBUST_MEAN_CLOSED_FORM_H_
+
+#include <algorithm>
+#include <cmath>
+
+namespace dpem::internal {
+
+inline constexpr double kClosedFormSqrt2 = 1.41421356237309504880;
+inline constexpr double kClosedFormInvSqrt2Pi = 0.39894228040143267794;  // 1 / sqrt(2 pi)
+
+// The arguments of erfc and exp below are kept where their results are
+// normal numbers: erfc(t) for t in [-10, 26] (erfc(-10) is 2 in double,
+// erfc(26) about 5.7e-296) and exp(t) for t >= -700 (about 9.9e-305). Beyond
+// them the true values differ from these by less than 1e-295, which moves
+// the closed form by less than 1e-200 for |a|, b <= kClosedFormLimit (each
+// is multiplied by at most 10^3, or by v e^(-v^2 / 2) and (2 + v^2)
+// e^(-v^2 / 2) times powers of b that keep the products finite), and the
+// vectorised erfc and exp stay on their fast paths (an argument whose result
+// underflows sends a whole vector to the scalar function).
+inline constexpr double kErfcArgumentLow = -10.0;
+inline constexpr double kErfcArgumentHigh = 26.0;
+inline constexpr double kExpArgumentLow = -700.0;
+
+// C-hat(a, b) of Appendix D, term by term (T1 + ... + T5), with the normal
+// upper tail Phi(-v) = erfc(v / sqrt 2) / 2. Requires b >=
+// kClosedFormMinSmoothing (robust_mean.h), so that v^2 is finite.
+inline double ClosedFormCorrection(double a, double b) {
+  constexpr double kSqrt2 = kClosedFormSqrt2;
+  constexpr double kInvSqrt2Pi = kClosedFormInvSqrt2Pi;
+  const auto tail = [](double v) {  // Phi(-v)
+    return 0.5 * std::erfc(std::clamp(v / kSqrt2, kErfcArgumentLow, kErfcArgumentHigh));
+  };
+  const auto density = [](double v) { return std::exp(std::max(-0.5 * v * v, kExpArgumentLow)); };
+  const double v_minus = (kSqrt2 - a) / b;
+  const double v_plus = (kSqrt2 + a) / b;
+  const double f_minus = tail(v_minus);  // Phi(-V_-)
+  const double f_plus = tail(v_plus);    // Phi(-V_+)
+  const double e_minus = density(v_minus);
+  const double e_plus = density(v_plus);
+  const double t1 = 2.0 * kSqrt2 / 3.0 * (f_minus - f_plus);
+  const double t2 = -(a - a * a * a / 6.0) * (f_minus + f_plus);
+  const double t3 = b * kInvSqrt2Pi * (1.0 - a * a / 2.0) * (e_plus - e_minus);
+  const double t4 =
+      a * b * b / 2.0 * (f_plus + f_minus + kInvSqrt2Pi * (v_plus * e_plus + v_minus * e_minus));
+  const double t5 = b * b * b / 6.0 * kInvSqrt2Pi *
+                    ((2.0 + v_minus * v_minus) * e_minus - (2.0 + v_plus * v_plus) * e_plus);
+  return t1 + t2 + t3 + t4 + t5;
+}
+
+// eq. (12): a (1 - b^2/2) - a^3/6 + C-hat(a, b), unclamped. Same
+// requirement.
+inline double ClosedForm(double a, double b) {
+  return a * (1.0 - b * b / 2.0) - a * a * a / 6.0 + ClosedFormCorrection(a, b);
+}
+
+}  // namespace dpem::internal
+
+#endif  // DPEM_MECHANISMS_ROBUST_MEAN_CLOSED_FORM_H_
