@@ -456,6 +456,37 @@ TEST(DomainReviewTest, AdversarialRowsStayInsideAndTheMapIsPerRecord) {
   }
 }
 
+// FAILS at 83d0a7b (a regression from 80779ae). The runtime-d fast path
+// (MapRowFast<0>) sums the squares in one sequential double accumulator and
+// accepts a row when that sum is <= 1 - 1e-9. Once the sum is in [0.5, 1),
+// a square below 2^-54 (half an ulp of the sum) is dropped entirely, so with
+// d ~ 2e7 a row of true squared norm 1 + 9e-11 is accepted unchanged and
+// leaves the map above norm 1 by Eigen's squaredNorm, norm, stableNorm and a
+// long-double sum. The previous map tested Eigen's squaredNorm (several
+// accumulators), which sees 1.00000000002 > 1 - 1e-9 and sends the row to
+// the careful path. Needs ~480 MB.
+TEST(DomainReviewTest, RowOfManyTinyEntriesStaysInsideTheBall) {
+  const Eigen::Index n = 20000000, d = n + 1;
+  DataMatrix x(1, d);
+  x(0, 0) = std::sqrt(1.0 - 1e-9 - 4e-16);
+  for (Eigen::Index j = 1; j < d; ++j) x(0, j) = 0.99 * std::ldexp(1.0, -27);
+  // In exact arithmetic the record is outside the ball of radius 1.
+  long double exact = 0.0L;
+  for (Eigen::Index j = 0; j < d; ++j) exact += static_cast<long double>(x(0, j)) * x(0, j);
+  ASSERT_GT(exact, 1.0L);
+  DomainTransformReport report;
+  const StatusOr<DataMatrix> u = MapToUnitBall(x, Domain(1.0), &report);
+  ASSERT_TRUE(u.ok()) << u.status().ToString();
+  EXPECT_EQ(report.clipped_rows, 1);
+  ExpectInUnitBall(*u);
+  // The streamed map (what every private fit reads) likewise.
+  const MatrixRowSource raw = *MatrixRowSource::Borrow(x);
+  const UnitBallRowSource unit = *UnitBallRowSource::Create(raw, Domain(1.0));
+  DataMatrix scratch;
+  const RowBlock streamed = unit.Block(0, 1, scratch);
+  ExpectInUnitBall(DataMatrix(streamed));
+}
+
 TEST(DomainTest, DataNormFromData) {
   DataMatrix x(3, 2);
   x << 1, 1, -3, 4, 0.5, 0;
