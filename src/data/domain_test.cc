@@ -487,6 +487,43 @@ TEST(DomainReviewTest, RowOfManyTinyEntriesStaysInsideTheBall) {
   ExpectInUnitBall(DataMatrix(streamed));
 }
 
+// FAILS, and also at 80779ae (not a regression of 83d0a7b). The careful
+// path (MapRowInPlace: Eigen reductions over a mapped row) rounds by the
+// row's address alignment, so a record near the sphere maps to different
+// last bits depending on where its row sits in the buffer. A streamed
+// block that starts at a row whose offset is not a multiple of the SIMD
+// alignment then disagrees with MapToUnitBall, which row_source.h promises
+// it matches. Not a privacy leak by itself: the alignment is a function of
+// public shapes (docs/privacy.md section 8), so the map stays a fixed
+// function of one record and its position.
+TEST(DomainReviewTest, StreamedBlocksAtAnyStartMatchTheInMemoryMap) {
+  const Eigen::Index d = 9;
+  const double r = 1.0 / 3.0;
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> normal;
+  DataMatrix x(2000, d);
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    for (Eigen::Index j = 0; j < d; ++j) x(i, j) = normal(rng);
+    const double scale = 1.0 + static_cast<double>(i % 25 - 12) * 2.220446049250313e-16;
+    x.row(i) *= r * scale / x.row(i).stableNorm();
+  }
+  const DataMatrix in_memory = *MapToUnitBall(x, Domain(r), nullptr);
+  const MatrixRowSource raw = *MatrixRowSource::Borrow(x);
+  const UnitBallRowSource unit = *UnitBallRowSource::Create(raw, Domain(r));
+  int differing = 0;
+  for (const Eigen::Index start : {1, 2, 3, 4, 5, 6, 7}) {
+    DataMatrix scratch;
+    const RowBlock streamed = unit.Block(start, x.rows() - start, scratch);
+    for (Eigen::Index i = start; i < x.rows(); ++i) {
+      if (std::memcmp(streamed.row(i - start).eval().data(), in_memory.row(i).eval().data(),
+                      sizeof(double) * d) != 0) {
+        ++differing;
+      }
+    }
+  }
+  EXPECT_EQ(differing, 0);
+}
+
 TEST(DomainTest, DataNormFromData) {
   DataMatrix x(3, 2);
   x << 1, 1, -3, 4, 0.5, 0;
