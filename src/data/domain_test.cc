@@ -5,7 +5,9 @@
 
 #include <cmath>
 #include <limits>
+#include <cstring>
 #include <random>
+#include <vector>
 
 namespace dpem {
 namespace {
@@ -329,6 +331,197 @@ TEST(DomainTest, InPlaceAndStreamedMapsAgreeAtEveryDimension) {
       if (centred) x.rowwise() -= domain.center.transpose();
     }
   }
+}
+
+// Review of the fused map (83d0a7b): adversarial rows and radii. For every
+// R (extremes of double included, and both sides of where 1 / R stops being
+// a normal double) and every d (compiled kernels and the runtime loop):
+// every mapped row is in the unit ball by every way of computing its norm;
+// the in-place map and the streamed map agree to the bit; and a row maps to
+// the same bits whatever the other records are (the map is a fixed function
+// of the one record and its public position).
+DataMatrix AdversarialRows(Eigen::Index d, double r, const Eigen::VectorXd& c,
+                           std::mt19937_64& rng) {
+  std::normal_distribution<double> normal;
+  std::vector<Eigen::RowVectorXd> rows;
+  const auto add = [&](Eigen::RowVectorXd v) {
+    if (c.size() != 0) {
+      for (Eigen::Index j = 0; j < d; ++j) v(j) = v(j) + c(j);
+    }
+    if (v.allFinite()) rows.push_back(v);
+  };
+  for (int t = 0; t < 24; ++t) {
+    Eigen::RowVectorXd v(d);
+    for (Eigen::Index j = 0; j < d; ++j) v(j) = normal(rng);
+    // ||v|| = R (1 + k eps) for k in [-12, 11], rounding either way.
+    const double scale = 1.0 + (t - 12) * 2.220446049250313e-16;
+    const double n = v.stableNorm();
+    for (Eigen::Index j = 0; j < d; ++j) v(j) = (v(j) / n) * r * scale;
+    add(v);
+    // Just inside the fast path's threshold: ||v||^2 ~ R^2 (1 - 1e-9 +- tiny).
+    Eigen::RowVectorXd w = v * std::sqrt(1.0 - 1e-9 + (t - 12) * 1e-16);
+    add(w);
+  }
+  // One coordinate at R (and its neighbours), the rest tiny or subnormal.
+  for (double a : {r, std::nextafter(r, 0.0), std::nextafter(r, kInf)}) {
+    Eigen::RowVectorXd v = Eigen::RowVectorXd::Zero(d);
+    v(0) = a;
+    for (Eigen::Index j = 1; j < d; ++j) v(j) = (j % 2 ? -1.0 : 1.0) * 4.9e-324 * j;
+    add(v);
+    v(0) = -a;
+    add(v);
+    for (Eigen::Index j = 1; j < d; ++j) v(j) = r * 1e-9 * (j % 3 ? 1.0 : -0.0);
+    add(v);
+  }
+  // Signed zeros, the centre itself, and values near the largest double.
+  add(Eigen::RowVectorXd::Constant(d, -0.0));
+  add(Eigen::RowVectorXd::Zero(d));
+  {
+    Eigen::RowVectorXd v = Eigen::RowVectorXd::Zero(d);
+    if (c.size() != 0) v = c.transpose();
+    rows.push_back(v);  // x = c exactly.
+    Eigen::RowVectorXd big(d);
+    for (Eigen::Index j = 0; j < d; ++j) big(j) = (j % 2 ? -kMax : kMax);
+    rows.push_back(big);
+    big.setConstant(kMax);
+    rows.push_back(big);
+    big.setConstant(-kMax);
+    rows.push_back(big);
+  }
+  DataMatrix x(static_cast<Eigen::Index>(rows.size()), d);
+  for (size_t i = 0; i < rows.size(); ++i) x.row(static_cast<Eigen::Index>(i)) = rows[i];
+  return x;
+}
+
+bool SameBits(double a, double b) { return std::memcmp(&a, &b, sizeof(double)) == 0; }
+
+TEST(DomainReviewTest, AdversarialRowsStayInsideAndTheMapIsPerRecord) {
+  // 1 / R stops being normal above 1 / DBL_MIN ~ 4.49e307 and below
+  // 1 / DBL_MAX ~ 5.56e-309.
+  const double inv_min = 1.0 / std::numeric_limits<double>::min();
+  const double inv_max = 1.0 / kMax;
+  std::vector<double> radii = {std::numeric_limits<double>::denorm_min(),
+                               1e-320,
+                               inv_max,
+                               std::nextafter(inv_max, 0.0),
+                               std::nextafter(inv_max, kInf),
+                               std::numeric_limits<double>::min(),
+                               1e-300,
+                               1e-100,
+                               1.0 / 3.0,
+                               1.0,
+                               3.7,
+                               1e100,
+                               1e300,
+                               inv_min,
+                               std::nextafter(inv_min, 0.0),
+                               std::nextafter(inv_min, kInf),
+                               kMax};
+  std::mt19937_64 rng(2026);
+  std::uniform_real_distribution<double> unif(-1.0, 1.0);
+  for (const Eigen::Index d : {1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 31, 64, 1000}) {
+    for (const double r : radii) {
+      for (int centre_kind = 0; centre_kind < 4; ++centre_kind) {
+        DataDomain domain = Domain(r);
+        if (centre_kind == 1) domain.center = Eigen::VectorXd::Zero(d);           // +0.0
+        if (centre_kind == 2) domain.center = Eigen::VectorXd::Constant(d, -0.0);  // -0.0
+        if (centre_kind == 3) {
+          domain.center.resize(d);
+          for (Eigen::Index j = 0; j < d; ++j) domain.center(j) = unif(rng) * r;
+        }
+        const DataMatrix x = AdversarialRows(d, r, domain.center, rng);
+        SCOPED_TRACE(::testing::Message() << "d=" << d << " r=" << r << " centre=" << centre_kind);
+        const StatusOr<DataMatrix> in_place = MapToUnitBall(x, domain, nullptr);
+        ASSERT_TRUE(in_place.ok()) << in_place.status().ToString();
+        ExpectInUnitBall(*in_place);
+        if (HasFailure()) return;
+        const MatrixRowSource raw = *MatrixRowSource::Borrow(x);
+        const UnitBallRowSource unit = *UnitBallRowSource::Create(raw, domain);
+        DataMatrix scratch;
+        const RowBlock streamed = unit.Block(0, x.rows(), scratch);
+        for (Eigen::Index i = 0; i < x.rows(); ++i) {
+          // Every other record replaced (by zeros, at the same positions):
+          // row i must map to the same bits.
+          DataMatrix alone = DataMatrix::Zero(x.rows(), d);
+          alone.row(i) = x.row(i);
+          const DataMatrix mapped_alone = *MapToUnitBall(alone, domain, nullptr);
+          for (Eigen::Index j = 0; j < d; ++j) {
+            const double v = (*in_place)(i, j);
+            ASSERT_TRUE(SameBits(v, streamed(i, j))) << i << " " << j;
+            ASSERT_TRUE(SameBits(v, mapped_alone(i, j))) << i << " " << j;
+          }
+        }
+      }
+    }
+  }
+}
+
+// FAILS at 83d0a7b (a regression from 80779ae). The runtime-d fast path
+// (MapRowFast<0>) sums the squares in one sequential double accumulator and
+// accepts a row when that sum is <= 1 - 1e-9. Once the sum is in [0.5, 1),
+// a square below 2^-54 (half an ulp of the sum) is dropped entirely, so with
+// d ~ 2e7 a row of true squared norm 1 + 9e-11 is accepted unchanged and
+// leaves the map above norm 1 by Eigen's squaredNorm, norm, stableNorm and a
+// long-double sum. The previous map tested Eigen's squaredNorm (several
+// accumulators), which sees 1.00000000002 > 1 - 1e-9 and sends the row to
+// the careful path. Needs ~480 MB.
+TEST(DomainReviewTest, RowOfManyTinyEntriesStaysInsideTheBall) {
+  const Eigen::Index n = 20000000, d = n + 1;
+  DataMatrix x(1, d);
+  x(0, 0) = std::sqrt(1.0 - 1e-9 - 4e-16);
+  for (Eigen::Index j = 1; j < d; ++j) x(0, j) = 0.99 * std::ldexp(1.0, -27);
+  // In exact arithmetic the record is outside the ball of radius 1.
+  long double exact = 0.0L;
+  for (Eigen::Index j = 0; j < d; ++j) exact += static_cast<long double>(x(0, j)) * x(0, j);
+  ASSERT_GT(exact, 1.0L);
+  DomainTransformReport report;
+  const StatusOr<DataMatrix> u = MapToUnitBall(x, Domain(1.0), &report);
+  ASSERT_TRUE(u.ok()) << u.status().ToString();
+  EXPECT_EQ(report.clipped_rows, 1);
+  ExpectInUnitBall(*u);
+  // The streamed map (what every private fit reads) likewise.
+  const MatrixRowSource raw = *MatrixRowSource::Borrow(x);
+  const UnitBallRowSource unit = *UnitBallRowSource::Create(raw, Domain(1.0));
+  DataMatrix scratch;
+  const RowBlock streamed = unit.Block(0, 1, scratch);
+  ExpectInUnitBall(DataMatrix(streamed));
+}
+
+// FAILS, and also at 80779ae (not a regression of 83d0a7b). The careful
+// path (MapRowInPlace: Eigen reductions over a mapped row) rounds by the
+// row's address alignment, so a record near the sphere maps to different
+// last bits depending on where its row sits in the buffer. A streamed
+// block that starts at a row whose offset is not a multiple of the SIMD
+// alignment then disagrees with MapToUnitBall, which row_source.h promises
+// it matches. Not a privacy leak by itself: the alignment is a function of
+// public shapes (docs/privacy.md section 8), so the map stays a fixed
+// function of one record and its position.
+TEST(DomainReviewTest, StreamedBlocksAtAnyStartMatchTheInMemoryMap) {
+  const Eigen::Index d = 9;
+  const double r = 1.0 / 3.0;
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> normal;
+  DataMatrix x(2000, d);
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    for (Eigen::Index j = 0; j < d; ++j) x(i, j) = normal(rng);
+    const double scale = 1.0 + static_cast<double>(i % 25 - 12) * 2.220446049250313e-16;
+    x.row(i) *= r * scale / x.row(i).stableNorm();
+  }
+  const DataMatrix in_memory = *MapToUnitBall(x, Domain(r), nullptr);
+  const MatrixRowSource raw = *MatrixRowSource::Borrow(x);
+  const UnitBallRowSource unit = *UnitBallRowSource::Create(raw, Domain(r));
+  int differing = 0;
+  for (const Eigen::Index start : {1, 2, 3, 4, 5, 6, 7}) {
+    DataMatrix scratch;
+    const RowBlock streamed = unit.Block(start, x.rows() - start, scratch);
+    for (Eigen::Index i = start; i < x.rows(); ++i) {
+      if (std::memcmp(streamed.row(i - start).eval().data(), in_memory.row(i).eval().data(),
+                      sizeof(double) * d) != 0) {
+        ++differing;
+      }
+    }
+  }
+  EXPECT_EQ(differing, 0);
 }
 
 TEST(DomainTest, DataNormFromData) {

@@ -555,3 +555,114 @@ TEST(KmeansCellFramesTest, TinyRadiiAndTheFramesBoundarySendRecordsToTheRightPar
 
 }  // namespace
 }  // namespace dpem
+
+namespace dpem {
+namespace {
+
+// Review of the fused k-means pass (83d0a7b): the unframed pass (the
+// compiled AccumulateNearest kernel for d <= 16, the matrix product above)
+// must release counts and sums that are bitwise independent of the thread
+// count, as the framed pass's test above checks for the framed path; the
+// released vectors of replace-one neighbours may then differ only by their
+// one block's partials.
+TEST(KmeansReviewTest, UnframedStatisticsAreBitwiseIndependentOfTheThreadCount) {
+  for (const Eigen::Index d : {1, 2, 3, 8, 10, 16, 17}) {
+    const DataMatrix x = RandomData(10007, d, static_cast<std::uint32_t>(900 + d));
+    const Eigen::MatrixXd c = RandomData(5, d, static_cast<std::uint32_t>(950 + d), 0.5);
+    const MatrixRowSource raw = *MatrixRowSource::Borrow(x);
+    DataDomain domain;
+    domain.data_norm = 2.5;  // Some records clipped.
+    const UnitBallRowSource source = *UnitBallRowSource::Create(raw, domain);
+    for (const Eigen::Index rows : {13, 0}) {
+      const StatusOr<KmeansStatistics> one =
+          ComputeKmeansStatistics(c, source, *Engine::Create({1, rows}));
+      ASSERT_TRUE(one.ok()) << one.status().ToString();
+      EXPECT_EQ(one->counts.sum(), static_cast<double>(x.rows())) << d;
+      for (const int threads : {2, 3, 5}) {
+        const StatusOr<KmeansStatistics> s =
+            ComputeKmeansStatistics(c, source, *Engine::Create({threads, rows}));
+        ASSERT_TRUE(s.ok()) << s.status().ToString();
+        EXPECT_EQ(s->counts, one->counts) << d << " " << threads << " " << rows;
+        EXPECT_EQ(s->sums, one->sums) << d << " " << threads << " " << rows;
+      }
+    }
+  }
+}
+
+// Replace one record (read through the unit-ball map, as a private fit
+// reads it) by another, chosen to be hard: a far outlier, a record
+// equidistant from two centres, a record exactly at a centre. The released
+// counts must differ by exactly one record moved (-1 at one centre, +1 at
+// one centre, or nothing), and the sums by that record's own mapped row at
+// those centres (up to the one block's rounding), for every thread count.
+TEST(KmeansReviewTest, ReplaceOneMovesExactlyOneCountAndOneRow) {
+  for (const Eigen::Index d : {2, 7, 9, 16, 20}) {
+    DataMatrix x = RandomData(1003, d, static_cast<std::uint32_t>(700 + d));
+    Eigen::MatrixXd c = RandomData(4, d, static_cast<std::uint32_t>(750 + d), 0.3);
+    DataDomain domain;
+    domain.data_norm = 3.0;
+    std::vector<Eigen::RowVectorXd> replacements;
+    replacements.push_back(Eigen::RowVectorXd::Constant(d, 1e300));
+    replacements.push_back(0.5 * (c.row(0) + c.row(1)) * 3.0);  // Tie (in mapped units).
+    replacements.push_back(c.row(2) * 3.0);                      // At a centre.
+    replacements.push_back(Eigen::RowVectorXd::Constant(d, -0.0));
+    for (const Eigen::Index i : {Eigen::Index{0}, Eigen::Index{7}, Eigen::Index{8},
+                                 Eigen::Index{500}, Eigen::Index{1002}}) {
+      for (size_t t = 0; t < replacements.size(); ++t) {
+        DataMatrix y = x;
+        y.row(i) = replacements[t];
+        const MatrixRowSource raw_x = *MatrixRowSource::Borrow(x);
+        const MatrixRowSource raw_y = *MatrixRowSource::Borrow(y);
+        const UnitBallRowSource ux = *UnitBallRowSource::Create(raw_x, domain);
+        const UnitBallRowSource uy = *UnitBallRowSource::Create(raw_y, domain);
+        DataMatrix scratch;
+        const Eigen::RowVectorXd u = ux.Block(i, 1, scratch).row(0);
+        const Eigen::RowVectorXd v = uy.Block(i, 1, scratch).row(0);
+        for (const int threads : {1, 3}) {
+          const Engine engine = *Engine::Create({threads, 64});
+          const KmeansStatistics a = *ComputeKmeansStatistics(c, ux, engine);
+          const KmeansStatistics b = *ComputeKmeansStatistics(c, uy, engine);
+          SCOPED_TRACE(::testing::Message() << "d=" << d << " i=" << i << " t=" << t
+                                            << " threads=" << threads);
+          const Eigen::VectorXd dc = b.counts - a.counts;
+          Eigen::Index from = -1, to = -1;
+          for (Eigen::Index k = 0; k < dc.size(); ++k) {
+            if (dc(k) == -1.0) {
+              ASSERT_EQ(from, -1);
+              from = k;
+            } else if (dc(k) == 1.0) {
+              ASSERT_EQ(to, -1);
+              to = k;
+            } else {
+              ASSERT_EQ(dc(k), 0.0) << k;
+            }
+          }
+          ASSERT_EQ(from == -1, to == -1);
+          Eigen::MatrixXd expected = Eigen::MatrixXd::Zero(c.rows(), d);
+          if (from != -1) {
+            expected.row(from) -= u;
+            expected.row(to) += v;
+          }
+          // Same centre: the difference is v - u at some centre; check that
+          // it is v - u at exactly one.
+          const Eigen::MatrixXd ds = b.sums - a.sums;
+          if (from == -1) {
+            Eigen::Index hit = -1;
+            for (Eigen::Index k = 0; k < c.rows(); ++k) {
+              if ((ds.row(k) - (v - u)).cwiseAbs().maxCoeff() <= 1e-12 &&
+                  (v - u).cwiseAbs().maxCoeff() > 1e-12) {
+                hit = k;
+              }
+            }
+            if ((v - u).cwiseAbs().maxCoeff() > 1e-12) ASSERT_NE(hit, -1);
+            if (hit != -1) expected.row(hit) += v - u;
+          }
+          EXPECT_LE((ds - expected).cwiseAbs().maxCoeff(), 1e-12);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace dpem
