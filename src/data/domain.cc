@@ -179,8 +179,9 @@ constexpr Eigen::Index kMapPrefetchDoubles = 512;
 // The rows of the row-major `rows` x `d` array `raw` mapped into `out`
 // (which may be `raw` itself); returns how many were clipped. Each row is
 // first written as (x - c) * (1 / R); a row whose computed squared norm is
-// not safely inside the ball (or every row, where 1 / R is not normal) is
-// redone from its raw values by MapRowInPlace. One fused pass: a division
+// not safely inside the ball, by a margin for its rounding (or every row,
+// where 1 / R is not normal), is redone from its raw values by
+// MapRowInPlace where it lies. One fused pass: a division
 // per entry and a separate pass for the norms cost more than the k-means
 // pass that reads the block (docs/performance.md).
 template <int D>
@@ -188,6 +189,12 @@ Eigen::Index MapRowsTo(const Eigen::VectorXd& c, double r, const double* raw, Ei
                        Eigen::Index d, double* out) {
   const double inverse = InverseOrZero(r);
   const double* centre = c.size() != 0 ? c.data() : nullptr;
+  // The fast path's acceptance: safely inside, less the error of its sum of
+  // d squares (below d 2^-53 relative for the running sum of the runtime
+  // path; without the term, d of about 2e7 could drop enough squares below
+  // half an ulp of the sum to accept a row above norm 1).
+  const double accept =
+      kSafelyInsideSquaredNorm - 2.0 * static_cast<double>(d) * std::ldexp(1.0, -53);
   // In place, a row is mapped into `buffer` first: its raw values must
   // survive until its norm is known.
   std::vector<double> buffer(raw == out ? d : 0);
@@ -198,11 +205,13 @@ Eigen::Index MapRowsTo(const Eigen::VectorXd& c, double r, const double* raw, Ei
     double* row = out + i * d;
     if (inverse != 0.0) {
       double* target = buffer.empty() ? row : buffer.data();
-      if (MapRowFast<D>(in, centre, inverse, d, target) <= kSafelyInsideSquaredNorm) {
+      if (MapRowFast<D>(in, centre, inverse, d, target) <= accept) {
         if (target != row) std::copy(target, target + d, row);
         continue;
       }
     }
+    // In its final place: the careful path's norms (Eigen's reductions
+    // round by the row's address alignment) are those of the row returned.
     if (in != row) std::copy(in, in + d, row);
     clipped += MapRowInPlace(c, r, Eigen::Map<Eigen::RowVectorXd>(row, d));
   }

@@ -496,7 +496,12 @@ TEST(DomainReviewTest, RowOfManyTinyEntriesStaysInsideTheBall) {
 // it matches. Not a privacy leak by itself: the alignment is a function of
 // public shapes (docs/privacy.md section 8), so the map stays a fixed
 // function of one record and its position.
-TEST(DomainReviewTest, StreamedBlocksAtAnyStartMatchTheInMemoryMap) {
+// A streamed block that starts at any row agrees with the in-memory map:
+// bit for bit on every row the fast path takes, and within a few ulps on
+// rows at the sphere, which the careful path checks with Eigen's norms where
+// they lie (their rounding depends on the row's address alignment, a
+// function of public shapes), each with norm <= 1 where it lies.
+TEST(DomainReviewTest, StreamedBlocksAtAnyStartAgreeWithTheInMemoryMap) {
   const Eigen::Index d = 9;
   const double r = 1.0 / 3.0;
   std::mt19937_64 rng(5);
@@ -506,22 +511,29 @@ TEST(DomainReviewTest, StreamedBlocksAtAnyStartMatchTheInMemoryMap) {
     for (Eigen::Index j = 0; j < d; ++j) x(i, j) = normal(rng);
     const double scale = 1.0 + static_cast<double>(i % 25 - 12) * 2.220446049250313e-16;
     x.row(i) *= r * scale / x.row(i).stableNorm();
+    if (i % 3 == 0) x.row(i) *= 0.6;  // And rows well inside.
   }
   const DataMatrix in_memory = *MapToUnitBall(x, Domain(r), nullptr);
   const MatrixRowSource raw = *MatrixRowSource::Borrow(x);
   const UnitBallRowSource unit = *UnitBallRowSource::Create(raw, Domain(r));
-  int differing = 0;
+  int inside = 0;
   for (const Eigen::Index start : {1, 2, 3, 4, 5, 6, 7}) {
     DataMatrix scratch;
     const RowBlock streamed = unit.Block(start, x.rows() - start, scratch);
+    ExpectInUnitBall(DataMatrix(streamed));
     for (Eigen::Index i = start; i < x.rows(); ++i) {
-      if (std::memcmp(streamed.row(i - start).eval().data(), in_memory.row(i).eval().data(),
-                      sizeof(double) * d) != 0) {
-        ++differing;
+      const bool same = std::memcmp(streamed.row(i - start).data(), in_memory.row(i).data(),
+                                    sizeof(double) * d) == 0;
+      if (in_memory.row(i).squaredNorm() < 1.0 - 1e-8) {
+        ++inside;
+        EXPECT_TRUE(same) << start << " " << i;
+      } else {
+        EXPECT_LT((streamed.row(i - start) - in_memory.row(i)).cwiseAbs().maxCoeff(), 1e-15)
+            << start << " " << i;
       }
     }
   }
-  EXPECT_EQ(differing, 0);
+  EXPECT_GT(inside, 0);
 }
 
 TEST(DomainTest, DataNormFromData) {

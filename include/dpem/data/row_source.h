@@ -117,7 +117,11 @@ class MatrixRowSource final : public RowSource {
 
 // The records of `raw` mapped into the unit ball as MapToUnitBall does
 // (subtract the centre, clip to radius R, scale by 1 / R), block by block, so
-// no mapped copy of the data is ever held. Borrows `raw`.
+// no mapped copy of the data is ever held: bit for bit for every record
+// safely inside the ball; a record at the sphere is checked by Eigen's norms
+// where its row lies, whose rounding depends on the row's address
+// alignment (public shapes), and may differ in its last bits, each with norm
+// <= 1. Borrows `raw`.
 class UnitBallRowSource final : public RowSource {
  public:
   // InvalidArgument if ValidateDomain fails or the centre is neither empty
