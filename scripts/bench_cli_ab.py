@@ -31,14 +31,24 @@ CASES = {
     "GMM plain, full": ["gmm", "--covariance", "full", "--epsilon", "inf"],
     "GMM private default, full": ["gmm", "--covariance", "full", "{private}"],
 }
+# Gradient EM (wang-dp-gradient-em) on `dpem generate --model gmm` data,
+# (N, d) = (1e6, 10): the robust mean (dp, dp-em) and the clipped baseline.
+GRADIENT_EM = ["gradient-em", "--model", "gmm", "--sigma", "1", "--epsilon", "1",
+               "--delta", "1e-5"]
+GRADIENT_EM_CASES = {
+    "gradient EM dp (robust mean)": GRADIENT_EM + ["--method", "dp", "--tau", "10"],
+    "gradient EM dp-em (robust mean)": GRADIENT_EM + ["--method", "dp-em", "--tau", "10"],
+    "gradient EM clipped": GRADIENT_EM + ["--method", "clipped", "--clip", "5"],
+}
 
 
 def per_iteration(binary, args, path, out, iterations, threads):
     def run(j):
+        extra = ["--components", "10", "--quiet"] if args[0] != "gradient-em" else []
         start = time.perf_counter()
-        subprocess.run([binary, "fit"] + args + ["--input", path, "--output", out,
-                       "--components", "10", "--iterations", str(j), "--seed", "1",
-                       "--quiet", "--threads", str(threads)], check=True)
+        subprocess.run([binary, "fit"] + args + extra + ["--input", path, "--output", out,
+                       "--iterations", str(j), "--seed", "1", "--threads", str(threads)],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         return time.perf_counter() - start
     return (run(1 + iterations) - run(1)) / iterations
 
@@ -50,6 +60,8 @@ def main():
     p.add_argument("--iterations", type=int, default=20)
     p.add_argument("--repetitions", type=int, default=5)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--gradient-em", action="store_true",
+                   help="also the gradient EM methods (robust mean and clipped)")
     a = p.parse_args()
     tmp = os.environ.get("DPEM_BENCH_DIR") or tempfile.mkdtemp()
     path = os.path.join(tmp, "ab_1e6x10.npy")
@@ -57,7 +69,16 @@ def main():
         make_data(path, 1_000_000, 10, 10)
     private = ["--epsilon", "1", "--delta", "1e-6", "--data-norm", data_norm(path)]
     out = os.path.join(tmp, "ab_model.json")
-    for name, case in CASES.items():
+    cases = {name: (case, path) for name, case in CASES.items()}
+    if a.gradient_em:
+        gpath = os.path.join(tmp, "ab_gradient_em_1e6x10.npy")
+        if not os.path.exists(gpath):
+            subprocess.run([a.after, "generate", "--model", "gmm", "--n", "1000000", "--d", "10",
+                            "--snr", "3", "--seed", "3", "--output", gpath, "--truth",
+                            os.path.join(tmp, "ab_gradient_em_truth.json")],
+                           check=True, stdout=subprocess.DEVNULL)
+        cases.update({name: (case, gpath) for name, case in GRADIENT_EM_CASES.items()})
+    for name, (case, data) in cases.items():
         args = []
         for word in case:
             args += private if word == "{private}" else [word]
@@ -65,10 +86,10 @@ def main():
         for _ in range(a.repetitions):
             for label in times:
                 binary = a.before if label == "before" else a.after
-                times[label].append(per_iteration(binary, args, path, out, a.iterations,
+                times[label].append(per_iteration(binary, args, data, out, a.iterations,
                                                   a.threads))
         med = {label: statistics.median(v) * 1e3 for label, v in times.items()}
-        print(f"{name:30s} before {med['before']:7.2f} ms/it  after {med['after']:7.2f} ms/it  "
+        print(f"{name:32s} before {med['before']:7.2f} ms/it  after {med['after']:7.2f} ms/it  "
               f"after / before {med['after'] / med['before']:.2f}", flush=True)
 
 

@@ -173,7 +173,8 @@ double MapRowFast(const double* __restrict raw, const double* __restrict c, doub
 // How far ahead of the row being mapped the map asks for the raw data: 4
 // KiB. The raw block is usually the first touch of the records (a
 // memory-mapped file), and the hardware's prefetcher does not cross 4 KiB
-// pages; measured in docs/performance.md ("The unit-ball map").
+// pages; measured in docs/performance.md ("The unit-ball map, the k-means
+// pass and the robust mean").
 constexpr Eigen::Index kMapPrefetchDoubles = 512;
 
 // The rows of the row-major `rows` x `d` array `raw` mapped into `out`

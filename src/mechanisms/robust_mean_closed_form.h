@@ -28,22 +28,29 @@ inline constexpr double kErfcArgumentLow = -10.0;
 inline constexpr double kErfcArgumentHigh = 26.0;
 inline constexpr double kExpArgumentLow = -700.0;
 
-// C-hat(a, b) of Appendix D, term by term (T1 + ... + T5), with the normal
-// upper tail Phi(-v) = erfc(v / sqrt 2) / 2. Requires b >=
-// kClosedFormMinSmoothing (robust_mean.h), so that v^2 is finite.
-inline double ClosedFormCorrection(double a, double b) {
+// V_- = (sqrt 2 - a) / b and V_+ = (sqrt 2 + a) / b.
+inline double VMinus(double a, double b) { return (kClosedFormSqrt2 - a) / b; }
+inline double VPlus(double a, double b) { return (kClosedFormSqrt2 + a) / b; }
+// The arguments of erfc and exp for V (the clamps above).
+inline double ErfcArgument(double v) {
+  return std::clamp(v / kClosedFormSqrt2, kErfcArgumentLow, kErfcArgumentHigh);
+}
+inline double ExpArgument(double v) { return std::max(-0.5 * v * v, kExpArgumentLow); }
+
+// C-hat(a, b) from V_-, V_+ and erfc and exp at their arguments: T1 + ... +
+// T5 of Appendix D, with the normal upper tail Phi(-v) = erfc(v / sqrt 2) / 2.
+// (The vector kernel evaluates erfc and exp in a loop of their own: GCC
+// rewrites exp(max(x, c)) as max(exp(x), exp(c)), which would call the
+// vector exp on the unclamped argument.)
+inline double CorrectionFrom(double a, double b, double v_minus, double v_plus,
+                             double erfc_minus, double erfc_plus, double exp_minus,
+                             double exp_plus) {
   constexpr double kSqrt2 = kClosedFormSqrt2;
   constexpr double kInvSqrt2Pi = kClosedFormInvSqrt2Pi;
-  const auto tail = [](double v) {  // Phi(-v)
-    return 0.5 * std::erfc(std::clamp(v / kSqrt2, kErfcArgumentLow, kErfcArgumentHigh));
-  };
-  const auto density = [](double v) { return std::exp(std::max(-0.5 * v * v, kExpArgumentLow)); };
-  const double v_minus = (kSqrt2 - a) / b;
-  const double v_plus = (kSqrt2 + a) / b;
-  const double f_minus = tail(v_minus);  // Phi(-V_-)
-  const double f_plus = tail(v_plus);    // Phi(-V_+)
-  const double e_minus = density(v_minus);
-  const double e_plus = density(v_plus);
+  const double f_minus = 0.5 * erfc_minus;  // Phi(-V_-)
+  const double f_plus = 0.5 * erfc_plus;    // Phi(-V_+)
+  const double e_minus = exp_minus;
+  const double e_plus = exp_plus;
   const double t1 = 2.0 * kSqrt2 / 3.0 * (f_minus - f_plus);
   const double t2 = -(a - a * a * a / 6.0) * (f_minus + f_plus);
   const double t3 = b * kInvSqrt2Pi * (1.0 - a * a / 2.0) * (e_plus - e_minus);
@@ -54,10 +61,30 @@ inline double ClosedFormCorrection(double a, double b) {
   return t1 + t2 + t3 + t4 + t5;
 }
 
+// eq. (12) from the same pieces: a (1 - b^2/2) - a^3/6 + C-hat(a, b).
+inline double ClosedFormFrom(double a, double b, double v_minus, double v_plus,
+                             double erfc_minus, double erfc_plus, double exp_minus,
+                             double exp_plus) {
+  return a * (1.0 - b * b / 2.0) - a * a * a / 6.0 +
+         CorrectionFrom(a, b, v_minus, v_plus, erfc_minus, erfc_plus, exp_minus, exp_plus);
+}
+
+// C-hat(a, b) of Appendix D. Requires b >= kClosedFormMinSmoothing
+// (robust_mean.h), so that V^2 is finite.
+inline double ClosedFormCorrection(double a, double b) {
+  const double v_minus = VMinus(a, b), v_plus = VPlus(a, b);
+  return CorrectionFrom(a, b, v_minus, v_plus, std::erfc(ErfcArgument(v_minus)),
+                        std::erfc(ErfcArgument(v_plus)), std::exp(ExpArgument(v_minus)),
+                        std::exp(ExpArgument(v_plus)));
+}
+
 // eq. (12): a (1 - b^2/2) - a^3/6 + C-hat(a, b), unclamped. Same
 // requirement.
 inline double ClosedForm(double a, double b) {
-  return a * (1.0 - b * b / 2.0) - a * a * a / 6.0 + ClosedFormCorrection(a, b);
+  const double v_minus = VMinus(a, b), v_plus = VPlus(a, b);
+  return ClosedFormFrom(a, b, v_minus, v_plus, std::erfc(ErfcArgument(v_minus)),
+                        std::erfc(ErfcArgument(v_plus)), std::exp(ExpArgument(v_minus)),
+                        std::exp(ExpArgument(v_plus)));
 }
 
 }  // namespace dpem::internal

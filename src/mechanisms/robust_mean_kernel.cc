@@ -18,10 +18,33 @@ namespace dpem::internal {
 
 void ClosedFormOfEight(const double* __restrict a, const double* __restrict b,
                        double* __restrict out) {
-  // A fixed trip count of whole vectors: no scalar remainder, so every lane
-  // uses the same (vector) erfc and exp.
+  // Fixed trip counts of whole vectors: no scalar remainder, so every lane
+  // uses the same (vector) erfc and exp. Three loops: the clamped arguments,
+  // the functions (a loop of their own, see CorrectionFrom), the terms.
+  constexpr int kLanes = kClosedFormLanes;
+  double v_minus[kLanes], v_plus[kLanes], erfc_minus[kLanes], erfc_plus[kLanes],
+      exp_minus[kLanes], exp_plus[kLanes];
 #pragma omp simd
-  for (int t = 0; t < kClosedFormLanes; ++t) out[t] = ClosedForm(a[t], b[t]);
+  for (int t = 0; t < kLanes; ++t) {
+    v_minus[t] = VMinus(a[t], b[t]);
+    v_plus[t] = VPlus(a[t], b[t]);
+    erfc_minus[t] = ErfcArgument(v_minus[t]);
+    erfc_plus[t] = ErfcArgument(v_plus[t]);
+    exp_minus[t] = ExpArgument(v_minus[t]);
+    exp_plus[t] = ExpArgument(v_plus[t]);
+  }
+#pragma omp simd
+  for (int t = 0; t < kLanes; ++t) {
+    erfc_minus[t] = std::erfc(erfc_minus[t]);
+    erfc_plus[t] = std::erfc(erfc_plus[t]);
+    exp_minus[t] = std::exp(exp_minus[t]);
+    exp_plus[t] = std::exp(exp_plus[t]);
+  }
+#pragma omp simd
+  for (int t = 0; t < kLanes; ++t) {
+    out[t] = ClosedFormFrom(a[t], b[t], v_minus[t], v_plus[t], erfc_minus[t], erfc_plus[t],
+                            exp_minus[t], exp_plus[t]);
+  }
 }
 
 }  // namespace dpem::internal
