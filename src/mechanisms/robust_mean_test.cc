@@ -163,6 +163,75 @@ TEST(SmoothedTruncatedValuesTest, MatchTheScalarFormAndDoNotDependOnNeighbours) 
   }
 }
 
+// Review (adversarial sweep of the eight-lane kernel): for scales and
+// smoothings at the extremes of double (s and beta from 5e-324 to DBL_MAX)
+// and values at every binade, at the closed form's limits (|a| and b at 8
+// and the ulps around it, b at 1e-100 and the ulps around it, |a| at sqrt 2),
+// subnormals and signed zeros, every result is finite, within
+// kCatoniGiuliniBound s, and the same bits alone, in a batch, and shifted to
+// another lane. Passes.
+TEST(SmoothedTruncatedValuesTest, AdversarialSweepIsFiniteBoundedAndPositionFree) {
+  constexpr double kMax = std::numeric_limits<double>::max();
+  constexpr double kMinSub = std::numeric_limits<double>::denorm_min();
+  constexpr double kMinNormal = std::numeric_limits<double>::min();
+  const std::vector<double> scales = {kMinSub, kMinNormal, 1e-300, 1e-100, 1e-5, 1.0,
+                                      1.3,     1e5,        1e100,  1e300,  kMax};
+  const std::vector<double> betas = {kMinSub, 1e-300, 1e-100, 1e-10, 0.5, 1.0,
+                                     5.76,    64.0,   1e30,   1e300, kMax};
+  const auto around = [](double v, std::vector<double>& out) {
+    double up = v, down = v;
+    for (int k = 0; k < 3; ++k) {
+      up = std::nextafter(up, kInf);
+      down = std::nextafter(down, -kInf);
+      out.push_back(up);
+      out.push_back(down);
+    }
+    out.push_back(v);
+  };
+  for (double s : scales) {
+    for (double beta : betas) {
+      const RobustMeanParameters p{s, beta};
+      const double root_beta = std::sqrt(beta);
+      std::vector<double> targets;  // Values of a or b to hit: x = a s or b s sqrt(beta).
+      around(kClosedFormLimit, targets);
+      around(kClosedFormMinSmoothing, targets);
+      around(std::sqrt(2.0), targets);
+      std::vector<double> x = {0.0, -0.0, kMinSub, -kMinSub, kMinNormal, kMax, -kMax};
+      for (double t : targets) {
+        for (double sign : {1.0, -1.0}) {
+          x.push_back(sign * t * s);
+          x.push_back(sign * t * s * root_beta);
+        }
+      }
+      for (int e = -1074; e <= 1023; e += 7) {
+        x.push_back(std::ldexp(1.0, e));
+        x.push_back(-std::ldexp(1.5, e));
+      }
+      for (double& v : x) {
+        if (!std::isfinite(v)) v = std::copysign(kMax, v);
+      }
+      const Eigen::Map<const Eigen::VectorXd> all(x.data(), static_cast<Eigen::Index>(x.size()));
+      const Eigen::VectorXd batch = SmoothedTruncatedValues(all, p);
+      std::vector<double> moved = {0.5 * s, -kMax, 3.0, 1e-300, -7.0};
+      moved.insert(moved.end(), x.rbegin(), x.rend());
+      const Eigen::VectorXd again = SmoothedTruncatedValues(
+          Eigen::Map<const Eigen::VectorXd>(moved.data(), static_cast<Eigen::Index>(moved.size())),
+          p);
+      const double bound = kCatoniGiuliniBound * s;
+      for (Eigen::Index i = 0; i < all.size(); ++i) {
+        const double v = all(i);
+        ASSERT_TRUE(std::isfinite(batch(i))) << v << " s " << s << " beta " << beta;
+        ASSERT_LE(std::abs(batch(i)), bound) << v << " s " << s << " beta " << beta;
+        ASSERT_EQ(batch(i), SmoothedTruncatedValue(v, p)) << v << " s " << s << " beta " << beta;
+        ASSERT_EQ(again(5 + all.size() - 1 - i), batch(i)) << v << " s " << s << " beta " << beta;
+        const double scalar = SmoothedTruncation(v / s, std::abs(v) / (s * root_beta));
+        ASSERT_TRUE(std::isfinite(scalar) && std::abs(scalar) <= kCatoniGiuliniBound)
+            << v << " s " << s << " beta " << beta;
+      }
+    }
+  }
+}
+
 // Replacing one record moves the mean by at most (4 sqrt 2/3) s / n, for any
 // values at all (brute force over extreme replacements).
 TEST(RobustMeanTest, ReplaceOneSensitivityHoldsForExtremeValues) {

@@ -11,6 +11,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "dpem/accounting/accountant.h"
 #include "dpem/data/generators.h"
@@ -196,6 +197,48 @@ TEST(GradientEmFitTest, ExtremeRecordsKeepTheFitFinite) {
     const StatusOr<GradientEmFit> fit = FitGradientEm(g.data, PrivateOptions(m, 3), gen);
     ASSERT_TRUE(fit.ok()) << fit.status().ToString();
     EXPECT_TRUE(fit->beta.allFinite());
+  }
+}
+
+// Review (robust-mean follow-up): a record whose per-record gradient or EM
+// map is NaN or infinite (products of DBL_MAX-sized entries overflow with
+// opposite signs, inf - inf) must not erase its block's other terms: with the
+// same seed (same start, same noise), replacing one record by such a record
+// moves the released statistic by at most the recorded (charged)
+// sensitivity, for every private method and model.
+TEST(GradientEmFitTest, AnOverflowingRecordMovesTheReleaseByAtMostTheSensitivity) {
+  constexpr double kMax = std::numeric_limits<double>::max();
+  const std::vector<std::vector<double>> extremes = {
+      {kMax, -kMax}, {kMax, kMax}, {-kMax, kMax}, {1e200, -1e200}, {5e-324, -0.0}};
+  for (GradientEmModel model :
+       {GradientEmModel::kGmm, GradientEmModel::kMrm, GradientEmModel::kRmc}) {
+    const GeneratedData g =
+        MakeGradientEmData(model, 300, 2, model == GradientEmModel::kRmc ? 0.3 : 0.0, 41);
+    std::vector<GradientEmMethod> methods = {GradientEmMethod::kDp, GradientEmMethod::kClipped};
+    if (model == GradientEmModel::kGmm) methods.push_back(GradientEmMethod::kDpEm);
+    for (GradientEmMethod m : methods) {
+      for (const std::vector<double>& e : extremes) {
+        for (double y : {kMax, -kMax, 1.0}) {
+          GradientEmData other = g.data;
+          other.x(7, 0) = e[0];
+          other.x(7, 1) = e[1];
+          if (model != GradientEmModel::kGmm) other.y(7) = y;
+          const GradientEmOptions o = PrivateOptions(m, 1);
+          Generator ga = Generator::FromSeed(77), gb = Generator::FromSeed(77);
+          const StatusOr<GradientEmFit> a = FitGradientEm(g.data, o, ga);
+          const StatusOr<GradientEmFit> b = FitGradientEm(other, o, gb);
+          ASSERT_TRUE(a.ok() && b.ok());
+          ASSERT_EQ(a->trajectory[0], b->trajectory[0]);
+          // The released statistic: beta_1 for DP EM, (beta_1 - beta_0) / step otherwise.
+          const double scale = m == GradientEmMethod::kDpEm ? 1.0 : 1.0 / o.step;
+          const Eigen::VectorXd moved = (a->trajectory[1] - b->trajectory[1]) * scale;
+          ASSERT_TRUE(moved.allFinite());
+          EXPECT_LE(moved.norm(), a->guarantee.sensitivity * (1.0 + 1e-9))
+              << GradientEmModelName(model) << " " << GradientEmMethodName(m) << " x = ("
+              << e[0] << ", " << e[1] << ") y = " << y;
+        }
+      }
+    }
   }
 }
 
