@@ -134,9 +134,8 @@ void SmoothedTruncatedValues(const double* x, Eigen::Index n, const RobustMeanPa
     const int lanes = static_cast<int>(std::min<Eigen::Index>(kLanes, n - start));
     // The lanes the closed form takes (SmoothedTruncation's regular case:
     // b >= kClosedFormMinSmoothing and max(|a|, b) <= kClosedFormLimit);
-    // the others, and the
-    // padding of a last partial group, compute a = 0, b = 1 and are
-    // replaced.
+    // the others, and the padding of a last partial group, compute a = 0,
+    // b = 1 and are replaced.
     double a[kLanes], b[kLanes], closed[kLanes];
     bool regular[kLanes];
     for (int t = 0; t < kLanes; ++t) {
