@@ -662,3 +662,111 @@ TEST(FramedStatisticsReviewTest, PerComponentAdaptiveRadiiKeepTheJointSensitivit
 
 }  // namespace
 }  // namespace dpem::internal::frames_testing
+
+namespace dpem::internal::frames_testing {
+namespace {
+
+// Review (review-frames): a record must never erase its block. The exact
+// sum folds a NaN block partial as 0, so a record whose framed contribution
+// were NaN would silently remove its block's other records; the hostile
+// test above bounds the counts from above only, which such an erasure
+// passes. Here, for random hostile parameters (weights 0 or 1e-300, means up
+// to 1e300, eigenvalues from 1e-310 to 1e300, random rotations) and radii
+// (1e-300 to 1e160 and infinity, per component), every adversarial record
+// alone gives total count 1, with a companion record in the same block 2,
+// and each component's sum and second moment stay within its count.
+TEST(FramedStatisticsReviewTest, NoRecordErasesItsBlockUnderHostileFrames) {
+  std::mt19937_64 rng(20261125);
+  std::normal_distribution<double> z(0.0, 1.0);
+  auto pick = [&](std::initializer_list<double> v) { return *(v.begin() + rng() % v.size()); };
+  const Engine engine = MakeEngine(1, 0);
+  int checked = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const CovarianceType type = kAllCovarianceTypes[rng() % 3];
+    const int d = static_cast<int>(pick({1, 2, 3, 8, 9, 16, 17, 24}));
+    const int k_count = static_cast<int>(pick({1, 2, 3, 5}));
+    GmmParameters p;
+    p.type = type;
+    p.weights.resize(k_count);
+    for (int k = 0; k < k_count; ++k) p.weights(k) = pick({0.0, 1e-300, 1e-17, 0.3, 1.0});
+    if (p.weights.sum() == 0.0) p.weights(0) = 1.0;
+    p.weights /= p.weights.sum();
+    p.means.resize(k_count, d);
+    for (int k = 0; k < k_count; ++k) {
+      Eigen::VectorXd v(d);
+      for (int j = 0; j < d; ++j) v(j) = z(rng);
+      v *= pick({0.0, 0.3, 0.99, 3.0, 1e10, 1e150, 1e300}) / v.norm();
+      p.means.row(k) = v.transpose();
+    }
+    for (int k = 0; k < k_count; ++k) {
+      Eigen::VectorXd ev(d);
+      for (int j = 0; j < d; ++j) {
+        ev(j) = pick({1e-310, 1e-300, 1e-200, 1e-30, 1e-10, 1e-3, 0.5, 10.0, 1e100, 1e300});
+      }
+      if (type == CovarianceType::kSpherical) ev.setConstant(ev(0));
+      Eigen::MatrixXd c = ev.asDiagonal();
+      if (type == CovarianceType::kFull && rng() % 2) {
+        Eigen::MatrixXd a(d, d);
+        for (int i = 0; i < d; ++i) for (int j = 0; j < d; ++j) a(i, j) = z(rng);
+        const Eigen::MatrixXd q = Eigen::HouseholderQR<Eigen::MatrixXd>(a).householderQ();
+        c = q * ev.asDiagonal() * q.transpose();
+        c = 0.5 * (c + c.transpose()).eval();
+      }
+      p.covariances.push_back(c);
+    }
+    if (!ValidateParameters(p).ok()) continue;
+    Eigen::VectorXd radii(k_count);
+    for (int k = 0; k < k_count; ++k) {
+      radii(k) = pick({1e-300, 1e-160, 1e-30, 0.01, 0.5, 3.0, 1e100, 1e160, kInf});
+    }
+    const StatusOr<std::vector<ComponentFrame>> frames = ChooseFrames(p, radii);
+    ASSERT_TRUE(frames.ok()) << frames.status().ToString();
+    std::vector<Eigen::VectorXd> records{Eigen::VectorXd::Zero(d)};
+    for (double r : {1.0, 1e-160, 1e-310}) {
+      Eigen::VectorXd v(d);
+      for (int j = 0; j < d; ++j) v(j) = z(rng);
+      v *= r / v.norm();
+      if (v.norm() > 1.0) v /= v.norm() * (1.0 + 1e-15);
+      records.push_back(v);
+    }
+    for (int k = 0; k < k_count; ++k) {
+      const Eigen::VectorXd m = p.means.row(k).transpose();
+      if (m.norm() > 1.0) continue;
+      records.push_back(m);
+      const ComponentFrame& f = (*frames)[static_cast<size_t>(k)];
+      if (!f.local) continue;
+      Eigen::VectorXd dir(d);
+      for (int j = 0; j < d; ++j) dir(j) = z(rng);
+      const Eigen::VectorXd v = m + f.scale * (dir / dir.norm());
+      if (v.allFinite() && v.norm() <= 1.0) records.push_back(v);
+    }
+    Eigen::VectorXd companion = Eigen::VectorXd::Zero(d);
+    companion(0) = 0.1;
+    for (const Eigen::VectorXd& r : records) {
+      for (int rows : {1, 2}) {
+        DataMatrix x(rows, d);
+        x.row(0) = r.transpose();
+        if (rows == 2) x.row(1) = companion.transpose();
+        const StatusOr<GmmStatistics> s =
+            ComputeFramedStatistics(p, *frames, *MatrixRowSource::Borrow(x), engine);
+        ASSERT_TRUE(s.ok()) << s.status().ToString();
+        ++checked;
+        EXPECT_NEAR(s->counts.sum(), rows, 1e-9) << "trial " << trial << " d " << d;
+        if (rows == 2) continue;
+        for (int k = 0; k < k_count; ++k) {
+          const double g = s->counts(k);
+          const double second = type == CovarianceType::kFull ? s->second_full[k].norm()
+                                : type == CovarianceType::kDiagonal
+                                    ? s->second_diag.row(k).norm()
+                                    : std::fabs(s->second_trace(k));
+          EXPECT_LE(s->sums.row(k).norm(), g * (1.0 + 1e-11) + 1e-15) << "trial " << trial;
+          EXPECT_LE(second, g * (1.0 + 1e-11) + 1e-15) << "trial " << trial;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 2000);
+}
+
+}  // namespace
+}  // namespace dpem::internal::frames_testing
