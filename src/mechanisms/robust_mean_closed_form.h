@@ -61,7 +61,8 @@ inline double CorrectionFrom(double a, double b, double v_minus, double v_plus,
   return t1 + t2 + t3 + t4 + t5;
 }
 
-// eq. (12) from the same pieces: a (1 - b^2/2) - a^3/6 + C-hat(a, b).
+// eq. (12) from the same pieces: a (1 - b^2/2) - a^3/6 + C-hat(a, b), the
+// expression of ClosedForm below.
 inline double ClosedFormFrom(double a, double b, double v_minus, double v_plus,
                              double erfc_minus, double erfc_plus, double exp_minus,
                              double exp_plus) {
@@ -81,10 +82,7 @@ inline double ClosedFormCorrection(double a, double b) {
 // eq. (12): a (1 - b^2/2) - a^3/6 + C-hat(a, b), unclamped. Same
 // requirement.
 inline double ClosedForm(double a, double b) {
-  const double v_minus = VMinus(a, b), v_plus = VPlus(a, b);
-  return ClosedFormFrom(a, b, v_minus, v_plus, std::erfc(ErfcArgument(v_minus)),
-                        std::erfc(ErfcArgument(v_plus)), std::exp(ExpArgument(v_minus)),
-                        std::exp(ExpArgument(v_plus)));
+  return a * (1.0 - b * b / 2.0) - a * a * a / 6.0 + ClosedFormCorrection(a, b);
 }
 
 }  // namespace dpem::internal

@@ -51,7 +51,8 @@ __attribute__((always_inline)) inline void AddRow(double* __restrict sum,
 
 // The D columns of rows i..i+7 of a row-major block (one register each).
 template <int D>
-__attribute__((always_inline)) inline void LoadEight(const double* x, Eigen::Index i, Eigen::Index ld, EightDoubles (&xs)[D]) {
+__attribute__((always_inline)) inline void LoadEight(const double* x, Eigen::Index i,
+                                                     Eigen::Index ld, EightDoubles (&xs)[D]) {
 #pragma GCC unroll 16
   for (int j = 0; j < D; ++j) xs[j] = ColumnOfEight(x + i * ld + j, ld);
 }
@@ -60,16 +61,20 @@ __attribute__((always_inline)) inline void LoadEight(const double* x, Eigen::Ind
 // each (as a double) into `index`, and max(0, ||x||^2 - 2 best score), the
 // squared distance to it, returned.
 template <int D>
-__attribute__((always_inline)) inline EightDoubles BestOfEight(const EightDoubles (&xs)[D], const double* centres, const double* h,
-                         Eigen::Index k_count, EightDoubles& index) {
+__attribute__((always_inline)) inline EightDoubles BestOfEight(const EightDoubles (&xs)[D],
+                                                               const double* centres,
+                                                               const double* h,
+                                                               Eigen::Index k_count,
+                                                               EightDoubles& index) {
   using V = EightDoubles;
   V best = V{} - std::numeric_limits<double>::infinity();
   index = V{};
   for (Eigen::Index k = 0; k < k_count; ++k) {
     const double* mu = centres + k * D;
-    V dot = xs[0] * mu[0] - h[k];
+    V dot = xs[0] * mu[0];
 #pragma GCC unroll 16
     for (int j = 1; j < D; ++j) dot += xs[j] * mu[j];
+    dot -= h[k];
     const auto better = dot > best;
     best = better ? dot : best;
     index = better ? V{} + static_cast<double>(k) : index;
@@ -148,7 +153,7 @@ double AccumulateNearest(const double* __restrict x, Eigen::Index rows, Eigen::I
     const int k = BestOfOne<D>(x + i * ld, centres, h, k_count, distance);
     total += distance;
     counts[k] += 1.0;
-    for (int j = 0; j < D; ++j) sums[k * D + j] += x[i * ld + j];
+    AddRow<D>(sums + k * D, x + i * ld);
   }
   return total;
 }
