@@ -22,6 +22,7 @@
 #include "dpem/random/samplers.h"
 #include "engine/exact_sum.h"
 #include "models/gmm/gmm_frames.h"
+#include "models/gmm/gmm_kernels.h"
 
 namespace dpem {
 namespace {
@@ -79,6 +80,52 @@ void StandardPasses(benchmark::internal::Benchmark* b) {
   b->Args({1000000, 10, 10, 2})->Args({100000, 100, 10, 2});
   WallMilliseconds(b);
 }
+
+// K well-separated clusters (scripts/bench_vs_sklearn.py's data: centres
+// with N(0, 16) coordinates, unit normal noise) and the mixture that
+// generated them, equal weights and identity covariances: the fitted model
+// of a converged plain fit.
+struct SettledCase {
+  DataMatrix x;
+  GmmParameters params;
+};
+SettledCase Clusters(Eigen::Index n, Eigen::Index d, Eigen::Index k) {
+  Generator gen = Generator::FromSeed(11);
+  SettledCase c;
+  c.params.type = CovarianceType::kFull;
+  c.params.weights = Eigen::VectorXd::Constant(k, 1.0 / static_cast<double>(k));
+  c.params.means.resize(k, d);
+  for (Eigen::Index i = 0; i < c.params.means.size(); ++i) {
+    c.params.means.data()[i] = 4.0 * SampleStandardNormal(gen);
+  }
+  c.params.covariances.assign(static_cast<size_t>(k), Eigen::MatrixXd::Identity(d, d));
+  c.x.resize(n, d);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    c.x.row(i) = c.params.means.row(i % k);
+    for (Eigen::Index j = 0; j < d; ++j) c.x(i, j) += SampleStandardNormal(gen);
+  }
+  return c;
+}
+
+// Arguments: N, d, K, threads, and 1 for the plain pass (the settled-record
+// shortcut, gmm_settled_rows.h) or 0 for the private fits' uniform pass.
+void BM_EStepSettled(benchmark::State& state) {
+  const SettledCase c = Clusters(state.range(0), state.range(1), state.range(2));
+  const MatrixRowSource source = *MatrixRowSource::Borrow(c.x);
+  const Engine engine = EngineWithThreads(state.range(3));
+  if (state.range(4) == 1) {
+    TimePass(state, c.x.rows(), [&] { return ComputeStatistics(c.params, source, engine); });
+  } else {
+    TimePass(state, c.x.rows(),
+             [&] { return internal::ComputeUniformStatistics(c.params, source, engine); });
+  }
+}
+BENCHMARK(BM_EStepSettled)
+    ->Args({100000, 100, 10, 2, 1})
+    ->Args({100000, 100, 10, 2, 0})
+    ->Args({1000000, 10, 10, 2, 1})
+    ->Args({1000000, 10, 10, 2, 0})
+    ->Apply(WallMilliseconds);
 
 // Arguments: N, d, K, covariance type (0 full, 1 diag, 2 spherical), threads.
 void BM_EStep(benchmark::State& state) {
