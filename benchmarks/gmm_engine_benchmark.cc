@@ -117,7 +117,7 @@ void BM_EStepSettled(benchmark::State& state) {
     TimePass(state, c.x.rows(), [&] { return ComputeStatistics(c.params, source, engine); });
   } else {
     TimePass(state, c.x.rows(),
-             [&] { return internal::ComputeUniformStatistics(c.params, source, engine); });
+             [&] { return internal::ComputeDenseStatistics(c.params, source, engine); });
   }
 }
 BENCHMARK(BM_EStepSettled)

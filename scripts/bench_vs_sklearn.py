@@ -38,6 +38,9 @@ CASES = {
     "1e6x10,K10,full": (1_000_000, 10, 10, "full"),
     "1e5x100,K10,full": (100_000, 100, 10, "full"),
     "1e6x2,K5,spherical": (1_000_000, 2, 5, "spherical"),
+    # Elongated clusters: each covariance a random rotation of eigenvalues
+    # from 0.1 to 10 (make_data's `elongated`).
+    "1e5x50,K8,full,elongated": (100_000, 50, 8, "full", "elongated"),
 }
 
 # k-means cases: dpem's private default (cdp-gauss) and plain Lloyd against
@@ -90,16 +93,30 @@ def timed(cmd):
     return wall, rss_kb * 1024, p.stdout
 
 
-def make_data(path, n, d, k, seed=0):
-    """K well-separated Gaussian clusters, written as float64 .npy."""
+def make_data(path, n, d, k, seed=0, shape="round"):
+    """K well-separated Gaussian clusters, written as float64 .npy: centres
+    with N(0, 16) coordinates and unit normal noise, or (`elongated`) centres
+    with N(0, 64) coordinates and each cluster's covariance a random rotation
+    of eigenvalues spread evenly in log scale from 0.1 to 10."""
     rng = np.random.default_rng(seed)
-    centres = rng.normal(scale=4.0, size=(k, d))
+    if shape == "elongated":
+        centres = rng.normal(scale=8.0, size=(k, d))
+        factors = []
+        for _ in range(k):
+            q, _ = np.linalg.qr(rng.normal(size=(d, d)))
+            factors.append(q * np.sqrt(np.logspace(-1, 1, d)))
+    else:
+        centres = rng.normal(scale=4.0, size=(k, d))
     labels = rng.integers(0, k, size=n)
     x = np.lib.format.open_memmap(path, mode="w+", dtype="<f8", shape=(n, d))
     step = 1_000_000
     for s in range(0, n, step):
         e = min(n, s + step)
-        x[s:e] = centres[labels[s:e]] + rng.normal(size=(e - s, d))
+        noise = rng.normal(size=(e - s, d))
+        for j in range(k if shape == "elongated" else 0):
+            rows = labels[s:e] == j
+            noise[rows] = noise[rows] @ factors[j].T
+        x[s:e] = centres[labels[s:e]] + noise
     x.flush()
     del x
 
@@ -180,9 +197,9 @@ def sklearn_fit(path, k, cov, iters):
 
 
 def run_case(name, spec, args, tmp):
-    n, d, k, cov = spec
+    n, d, k, cov = spec[:4]
     path = os.path.join(tmp, "x.npy")
-    make_data(path, n, d, k)
+    make_data(path, n, d, k, shape=spec[4] if len(spec) > 4 else "round")
     model = os.path.join(tmp, "m.json")
     norm = data_norm(path)
     j0, j1 = 1, 1 + args.iterations

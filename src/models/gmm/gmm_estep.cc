@@ -11,10 +11,9 @@
 // BLAS-3 shape, half of whitening with Cholesky factors and a rank update per
 // component (what scikit-learn does), since symmetry is used twice.
 //
-// The plain fits' full-covariance pass first lets SettledRows
-// (gmm_settled_rows.h) take the records that one component claims in double
-// precision, at about 2 d^2 flops each, and runs the dense product on the
-// others; a private pass does the dense work for every record.
+// The full-covariance pass first lets SettledRows (gmm_settled_rows.h)
+// take the records that one component claims in double precision, at about
+// 2 d^2 flops each, and runs the dense product on the others.
 //
 // Diagonal and spherical covariances accumulate the products of the
 // responsibilities with the records and their squares.
@@ -202,11 +201,8 @@ StatusOr<GmmStatistics> ComputeStatisticsPass(const GmmParameters& params, const
   const Eigen::Index k = params.components();
   const Eigen::Index d = params.dimension();
   DPEM_RETURN_IF_ERROR(internal::CheckDataColumns(params, x.cols()));
-  std::optional<internal::SettledRows> settled;
-  if (use_settled && params.type == CovarianceType::kFull) {
-    DPEM_ASSIGN_OR_RETURN(settled, internal::SettledRows::Create(params));
-    if (!settled->worthwhile()) settled.reset();
-  }
+  const std::optional<internal::SettledRows> settled =
+      use_settled ? internal::WorthwhileShortcut(params) : std::nullopt;
   const auto init = [&](EStepWorker& w) { InitWorker(params, w); };
   const Eigen::Index row_doubles = (params.type == CovarianceType::kFull ? FeatureCount(d) : d) + k;
   DPEM_ASSIGN_OR_RETURN(
@@ -224,7 +220,7 @@ StatusOr<GmmStatistics> ComputeStatisticsPass(const GmmParameters& params, const
             if (exact) w.exact.FoldAndZero(ExactArrays(w.stats, w.feature_sums));
             return OkStatus();
           },
-          settled ? 4 * kFoldSubBlocks : kFoldSubBlocks));
+          internal::SubBlocksPerBlock(row_doubles, settled.has_value())));
   return Merge(workers, x, exact);
 }
 
@@ -246,8 +242,8 @@ StatusOr<GmmStatistics> ComputeStatistics(const GmmParameters& params,
 
 namespace internal {
 
-StatusOr<GmmStatistics> ComputeUniformStatistics(const GmmParameters& params, const RowSource& x,
-                                                 const Engine& engine) {
+StatusOr<GmmStatistics> ComputeDenseStatistics(const GmmParameters& params, const RowSource& x,
+                                               const Engine& engine) {
   return ComputeStatisticsPass(params, x, engine, /*exact=*/true, /*use_settled=*/false);
 }
 

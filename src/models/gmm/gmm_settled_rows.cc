@@ -8,6 +8,9 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
+
+#include "dpem/engine/engine.h"
 
 namespace dpem::internal {
 namespace {
@@ -108,7 +111,7 @@ StatusOr<SettledRows> SettledRows::Create(const GmmParameters& params) {
 double SettledRows::ApartWeight(const Eigen::VectorXd& weights) const {
   const DataMatrix means = means_;
   SettledScratch scratch;
-  Bound(RowBlock(means.data(), means.rows(), means.cols()), scratch);
+  Candidates(RowBlock(means.data(), means.rows(), means.cols()), scratch);
   const double typical = 0.5 * static_cast<double>(means_.cols());
   double apart = 0.0;
   for (Eigen::Index j = 0; j < means.rows(); ++j) {
@@ -121,7 +124,7 @@ double SettledRows::ApartWeight(const Eigen::VectorXd& weights) const {
   return apart;
 }
 
-void SettledRows::Bound(const RowBlock& block, SettledScratch& s) const {
+void SettledRows::Candidates(const RowBlock& block, SettledScratch& s) const {
   const Eigen::Index rows = block.rows();
   const Eigen::Index k_count = means_.rows();
   const Eigen::Index d = means_.cols();
@@ -201,13 +204,10 @@ Eigen::Index SettledRows::ClaimCandidate(const RowBlock& block, Eigen::Index k,
   double sum_log = 0.0;
   for (Eigen::Index j = 0; j < n; ++j) {
     const double half_distance = 0.5 * s.white.col(j).squaredNorm();
-    const double log_joint = log_constant_(k) - half_distance;
-    const double lowered =
-        log_joint - kSolveSlack * (std::fabs(log_constant_(k)) + half_distance);
-    if (std::isfinite(log_joint) && s.runner_up(rows[j]) < lowered - kSettledGap) {
+    if (Settles(k, half_distance, s.runner_up(rows[j]))) {
       if (settled != j) s.raw.col(settled) = s.raw.col(j);
       ++settled;
-      sum_log += log_joint;
+      sum_log += LogJoint(k, half_distance);
     } else {
       s.others.push_back(rows[j]);
     }
@@ -224,19 +224,41 @@ Eigen::Index SettledRows::ClaimCandidate(const RowBlock& block, Eigen::Index k,
   return settled;
 }
 
-Eigen::Index SettledRows::Claim(const RowBlock& block, Eigen::MatrixXd& feature_sums,
-                                double* log_likelihood, SettledScratch& s) const {
-  Bound(block, s);
-  Eigen::Index settled = 0;
-  for (Eigen::Index k = 0; k < means_.rows(); ++k) {
-    settled += ClaimCandidate(block, k, feature_sums, log_likelihood, s);
-  }
-  if (settled == 0) return 0;
+bool SettledRows::Settles(Eigen::Index k, double half_distance, double runner_up) const {
+  const double log_joint = LogJoint(k, half_distance);
+  const double lowered = log_joint - kSolveSlack * (std::fabs(log_constant_(k)) + half_distance);
+  return std::isfinite(log_joint) && runner_up < lowered - kSettledGap;
+}
+
+void SettledRows::GatherOthers(const RowBlock& block, SettledScratch& s) {
   s.unsettled.resize(static_cast<Eigen::Index>(s.others.size()), block.cols());
   for (size_t j = 0; j < s.others.size(); ++j) {
     s.unsettled.row(static_cast<Eigen::Index>(j)) = block.row(s.others[j]);
   }
+}
+
+Eigen::Index SettledRows::Claim(const RowBlock& block, Eigen::MatrixXd& feature_sums,
+                                double* log_likelihood, SettledScratch& s) const {
+  Candidates(block, s);
+  Eigen::Index settled = 0;
+  for (Eigen::Index k = 0; k < means_.rows(); ++k) {
+    settled += ClaimCandidate(block, k, feature_sums, log_likelihood, s);
+  }
+  if (settled > 0) GatherOthers(block, s);
   return settled;
+}
+
+std::optional<SettledRows> WorthwhileShortcut(const GmmParameters& params) {
+  if (params.type != CovarianceType::kFull) return std::nullopt;
+  StatusOr<SettledRows> settled = SettledRows::Create(params);
+  if (!settled.ok() || !settled->worthwhile()) return std::nullopt;
+  return std::move(*settled);
+}
+
+Eigen::Index SubBlocksPerBlock(Eigen::Index row_doubles, bool shortcut) {
+  if (!shortcut) return kFoldSubBlocks;
+  const Eigen::Index most = kMaxBlockRowsOption / ChooseBlockRows(row_doubles);
+  return std::clamp<Eigen::Index>(most, kFoldSubBlocks, 4 * kFoldSubBlocks);
 }
 
 }  // namespace dpem::internal

@@ -44,13 +44,22 @@
 //
 // Which records are settled depends on the record and the parameters
 // alone, so the pass's statistics (each record's term, summed exactly) do
-// not depend on the thread count or the block size. Only the plain fits use
-// it: a private pass does the same work for every record, so that its
-// running time does not depend on which records are settled.
+// not depend on the thread count.
+//
+// Private fits. The framed pass (gmm_framed_estep.cc) uses the same
+// candidates and test on its own frame coordinates, and the private pass
+// with --component-frames off is this plain pass. A settled record's terms
+// are those the dense pass computes for it (responsibility 1 for b, exactly
+// 0 elsewhere, its clipped coordinates), so each record's contribution and
+// the sensitivity argument are unchanged, and whether a record is settled
+// depends on that record and the public parameters alone. The pass's
+// running time does depend on how many records are settled: timing is
+// outside dpem's threat model (docs/privacy.md section 7), which lists it.
 #ifndef DPEM_MODELS_GMM_GMM_SETTLED_ROWS_H_
 #define DPEM_MODELS_GMM_GMM_SETTLED_ROWS_H_
 
 #include <Eigen/Core>
+#include <optional>
 #include <vector>
 
 #include "dpem/data/row_source.h"
@@ -100,7 +109,8 @@ struct SettledScratch {
 };
 
 // The shortcut for one pass's parameters (full covariances). Immutable after
-// Create; Claim may run on several threads at once with their own scratch.
+// Create; its methods may run on several threads at once, each with its own
+// scratch.
 class SettledRows {
  public:
   // Factorises each covariance and finds its eigenvalues and leading
@@ -125,21 +135,41 @@ class SettledRows {
   // l_b(x) to `*log_likelihood`, and gathers the other records into
   // scratch.unsettled for the dense pass (unless none is settled: the
   // dense pass then takes the block as it is). Returns the number of
-  // settled records.
+  // settled records. The plain pass's use of the steps below.
   Eigen::Index Claim(const RowBlock& block, Eigen::MatrixXd& feature_sums,
                      double* log_likelihood, SettledScratch& scratch) const;
+
+  // The steps, for a pass that computes l_b(x) its own way (the framed
+  // pass, gmm_framed_estep.cc):
+  //
+  // 1. Each row's upper bounds u_k into scratch.bounds and the
+  //    second-largest into scratch.runner_up; the row into scratch.members
+  //    of its candidate (the largest bound, the lowest index on ties), or
+  //    into scratch.others if the runner-up lies within kSettledGap of the
+  //    candidate's bound (it cannot be settled).
+  void Candidates(const RowBlock& block, SettledScratch& scratch) const;
+
+  // 2. Whether a record whose candidate is k, with half its Mahalanobis
+  //    distance to k computed as `half_distance` (so l_k(x) = c_k -
+  //    half_distance) and the runner-up bound `runner_up`, is settled:
+  //    l_k(x) lowered by kSolveSlack of its terms' size is finite and more
+  //    than kSettledGap above the runner-up.
+  bool Settles(Eigen::Index k, double half_distance, double runner_up) const;
+
+  // l_k(x) = c_k - half_distance.
+  double LogJoint(Eigen::Index k, double half_distance) const {
+    return log_constant_(k) - half_distance;
+  }
+
+  // 3. The rows of scratch.others, gathered from `block` into
+  //    scratch.unsettled.
+  static void GatherOthers(const RowBlock& block, SettledScratch& scratch);
 
  private:
   SettledRows() = default;
 
   // The total weight of the components j that worthwhile() counts.
   double ApartWeight(const Eigen::VectorXd& weights) const;
-
-  // Each row's upper bounds u_k into scratch.bounds and the second-largest
-  // into scratch.runner_up; the row into scratch.members of its candidate
-  // (the largest bound, the lowest index on ties), or into scratch.others
-  // if the runner-up lies within kSettledGap of the candidate's bound.
-  void Bound(const RowBlock& block, SettledScratch& scratch) const;
 
   // Candidate k's rows (scratch.members[k]): the settled ones summed into
   // column k of feature_sums, the others appended to scratch.others.
@@ -162,6 +192,17 @@ class SettledRows {
   Eigen::VectorXd tail_half_inverse_;
   bool worthwhile_ = false;
 };
+
+// The shortcut for `params` where it is worthwhile; none for diagonal or
+// spherical covariances, where it is not (worthwhile() false), or where it
+// cannot be built (the dense pass then reports any error of its own).
+std::optional<SettledRows> WorthwhileShortcut(const GmmParameters& params);
+
+// Sub-blocks per engine block of an exactly summed pass (the plain and the
+// framed E-steps): kFoldSubBlocks, or with the shortcut, whose records cost
+// less so that the fold is a larger share, 4 kFoldSubBlocks as long as a
+// block keeps at most kMaxBlockRowsOption rows (kComputedSumMargin's bound).
+Eigen::Index SubBlocksPerBlock(Eigen::Index row_doubles, bool shortcut);
 
 }  // namespace dpem::internal
 
