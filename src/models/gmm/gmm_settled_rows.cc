@@ -70,12 +70,12 @@ StatusOr<SettledRows> SettledRows::Create(const GmmParameters& params) {
   s.mean_norms_ = params.means.rowwise().norm();
   s.log_constant_.resize(k_count);
   s.tail_half_inverse_.resize(k_count);
-  s.direction_offset_.assign(1, 0);
-  std::vector<Eigen::VectorXd> directions;
-  std::vector<double> half_inverse;
+  s.direction_offset_.assign(static_cast<size_t>(k_count) + 1, 0);
+  std::vector<Eigen::VectorXd> eigenvalues;  // Ascending.
   for (Eigen::Index k = 0; k < k_count; ++k) {
     const Eigen::LLT<Eigen::MatrixXd> llt(params.covariances[k]);
-    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eigen(params.covariances[k]);
+    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eigen(params.covariances[k],
+                                                               Eigen::EigenvaluesOnly);
     if (llt.info() != Eigen::Success || eigen.info() != Eigen::Success) {
       return NumericalError("Cholesky factorisation or eigenvalues of covariance " +
                             std::to_string(k) + " failed");
@@ -84,39 +84,74 @@ StatusOr<SettledRows> SettledRows::Create(const GmmParameters& params) {
     const double log_det = 2 * llt.matrixLLT().diagonal().array().log().sum();
     s.log_constant_(k) = std::log(params.weights(k)) -
                          0.5 * (static_cast<double>(d) * kLog2Pi + log_det);
-    const Eigen::VectorXd& lambda = eigen.eigenvalues();
-    const Eigen::Index m = BoundDirections(lambda);
-    for (Eigen::Index i = 0; i < m; ++i) {
-      directions.push_back(eigen.eigenvectors().col(d - 1 - i));
-      half_inverse.push_back(HalfInverse(lambda(d - 1 - i)));
-    }
-    s.tail_half_inverse_(k) = HalfInverse(lambda(d - 1 - m));
-    s.direction_offset_.push_back(s.direction_offset_.back() + m);
+    eigenvalues.push_back(eigen.eigenvalues());
+    s.tail_half_inverse_(k) = HalfInverse(eigen.eigenvalues()(d - 1));
   }
-  const Eigen::Index total = s.direction_offset_.back();
-  s.directions_.resize(d, total);
-  s.direction_half_inverse_.resize(total);
-  s.direction_means_.resize(total);
-  for (Eigen::Index k = 0; k < k_count; ++k) {
-    for (Eigen::Index i = s.direction_offset_[k]; i < s.direction_offset_[k + 1]; ++i) {
-      s.directions_.col(i) = directions[static_cast<size_t>(i)];
-      s.direction_half_inverse_(i) = half_inverse[static_cast<size_t>(i)];
-      s.direction_means_(i) = s.means_.row(k).dot(s.directions_.col(i));
-    }
-  }
+  // No bound can be tighter than the distance over lambda_min: if even that
+  // leaves the components too close, the eigenvectors are not worth finding.
+  if (s.ApartWeight(params.weights, &eigenvalues) < kWorthwhileWeight) return s;
+  DPEM_RETURN_IF_ERROR(s.AddDirections(params, eigenvalues));
   s.worthwhile_ = s.ApartWeight(params.weights) >= kWorthwhileWeight;
   return s;
 }
 
-double SettledRows::ApartWeight(const Eigen::VectorXd& weights) const {
-  const DataMatrix means = means_;
+Status SettledRows::AddDirections(const GmmParameters& params,
+                                  const std::vector<Eigen::VectorXd>& eigenvalues) {
+  const Eigen::Index d = params.dimension();
+  std::vector<Eigen::VectorXd> directions;
+  std::vector<double> half_inverse;
+  for (Eigen::Index k = 0; k < params.components(); ++k) {
+    const Eigen::VectorXd& lambda = eigenvalues[static_cast<size_t>(k)];
+    const Eigen::Index m = BoundDirections(lambda);
+    direction_offset_[static_cast<size_t>(k) + 1] = direction_offset_[k] + m;
+    if (m == 0) continue;
+    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eigen(params.covariances[k]);
+    if (eigen.info() != Eigen::Success) {
+      return NumericalError("eigenvectors of covariance " + std::to_string(k) + " failed");
+    }
+    for (Eigen::Index i = 0; i < m; ++i) {
+      directions.push_back(eigen.eigenvectors().col(d - 1 - i));
+      half_inverse.push_back(HalfInverse(eigen.eigenvalues()(d - 1 - i)));
+    }
+    tail_half_inverse_(k) = HalfInverse(eigen.eigenvalues()(d - 1 - m));
+  }
+  const Eigen::Index total = direction_offset_.back();
+  directions_.resize(d, total);
+  direction_half_inverse_.resize(total);
+  direction_means_.resize(total);
+  for (Eigen::Index k = 0; k < params.components(); ++k) {
+    for (Eigen::Index i = direction_offset_[k]; i < direction_offset_[k + 1]; ++i) {
+      directions_.col(i) = directions[static_cast<size_t>(i)];
+      direction_half_inverse_(i) = half_inverse[static_cast<size_t>(i)];
+      direction_means_(i) = means_.row(k).dot(directions_.col(i));
+    }
+  }
+  return OkStatus();
+}
+
+double SettledRows::ApartWeight(const Eigen::VectorXd& weights,
+                                const std::vector<Eigen::VectorXd>* eigenvalues) const {
+  const Eigen::Index k_count = means_.rows();
   SettledScratch scratch;
-  Candidates(RowBlock(means.data(), means.rows(), means.cols()), scratch);
+  if (eigenvalues == nullptr) {
+    const DataMatrix means = means_;
+    Candidates(RowBlock(means.data(), k_count, means.cols()), scratch);
+  } else {
+    // The optimistic bound c_k - ||mu_j - mu_k||^2 / (2 lambda_min): a lower
+    // bound of l_k(mu_j), hence of every valid u_k(mu_j).
+    scratch.bounds.resize(k_count, k_count);
+    for (Eigen::Index k = 0; k < k_count; ++k) {
+      const double smallest = (*eigenvalues)[static_cast<size_t>(k)](0);
+      scratch.bounds.col(k) =
+          log_constant_(k) -
+          0.5 / smallest * (means_.rowwise() - means_.row(k)).rowwise().squaredNorm().array();
+    }
+  }
   const double typical = 0.5 * static_cast<double>(means_.cols());
   double apart = 0.0;
-  for (Eigen::Index j = 0; j < means.rows(); ++j) {
+  for (Eigen::Index j = 0; j < k_count; ++j) {
     double others = -kInfinity;
-    for (Eigen::Index k = 0; k < means.rows(); ++k) {
+    for (Eigen::Index k = 0; k < k_count; ++k) {
       if (k != j) others = std::max(others, scratch.bounds(j, k));
     }
     if (others < log_constant_(j) - typical - kSettledGap) apart += weights(j);

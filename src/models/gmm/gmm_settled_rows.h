@@ -168,8 +168,17 @@ class SettledRows {
  private:
   SettledRows() = default;
 
-  // The total weight of the components j that worthwhile() counts.
-  double ApartWeight(const Eigen::VectorXd& weights) const;
+  // The total weight of the components j that worthwhile() counts, by the
+  // bounds u_k; with `eigenvalues` (each covariance's, ascending), by the
+  // optimistic c_k - ||mu_j - mu_k||^2 / (2 lambda_min) instead, which no
+  // bound can beat (a necessary condition, before the eigenvectors).
+  double ApartWeight(const Eigen::VectorXd& weights,
+                     const std::vector<Eigen::VectorXd>* eigenvalues = nullptr) const;
+
+  // The leading eigenvectors of each covariance (BoundDirections of its
+  // `eigenvalues`) and the bounds' inverses that go with them.
+  Status AddDirections(const GmmParameters& params,
+                       const std::vector<Eigen::VectorXd>& eigenvalues);
 
   // Candidate k's rows (scratch.members[k]): the settled ones summed into
   // column k of feature_sums, the others appended to scratch.others.
