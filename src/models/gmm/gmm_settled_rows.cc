@@ -20,11 +20,14 @@ constexpr double kUnitRoundoff = 0x1p-53;
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 // 0.5 / lambda rounded down, lambda enlarged by kEigenvalueSlack; 0 (no
-// bound) unless lambda is a positive finite number.
+// bound) unless both lambda and the result are positive finite numbers (a
+// lambda below 0.5 / DBL_MAX would make it infinite, and a distance of one
+// subnormal ulp would then bound the density by -infinity).
 double HalfInverse(double lambda) {
   const double enlarged = lambda * (1.0 + kEigenvalueSlack);
   if (!(enlarged > 0.0) || !std::isfinite(enlarged)) return 0.0;
-  return 0.5 / enlarged * (1.0 - 2.0 * kUnitRoundoff);
+  const double half_inverse = 0.5 / enlarged * (1.0 - 2.0 * kUnitRoundoff);
+  return std::isfinite(half_inverse) ? half_inverse : 0.0;
 }
 
 // The number of leading eigenvectors in a component's bound (the file

@@ -43,16 +43,22 @@
 // over -log(DBL_MIN) = 708.4 (41 nats) absorbs the rest.
 //
 // Which records are settled depends on the record and the parameters
-// alone, so the pass's statistics (each record's term, summed exactly) do
-// not depend on the thread count.
+// alone, up to the last bits of its bounds, which the block products may
+// round differently at different rows; a record so close to the threshold
+// has responsibilities that the dense pass flushes to e_b as well, so its
+// terms are the same either way, up to rounding. The block grid is fixed,
+// so the pass's statistics (each record's term, summed exactly) do not
+// depend on the thread count.
 //
 // Private fits. The framed pass (gmm_framed_estep.cc) uses the same
 // candidates and test on its own frame coordinates, and the private pass
 // with --component-frames off is this plain pass. A settled record's terms
 // are those the dense pass computes for it (responsibility 1 for b, exactly
 // 0 elsewhere, its clipped coordinates), so each record's contribution and
-// the sensitivity argument are unchanged, and whether a record is settled
-// depends on that record and the public parameters alone. The pass's
+// the sensitivity argument are unchanged (the one block that differs
+// between neighbours is rounded within kComputedSumMargin, whatever the
+// order of its terms), and whether a record is settled depends on that
+// record and the public parameters. The pass's
 // running time does depend on how many records are settled: timing is
 // outside dpem's threat model (docs/privacy.md section 7), which lists it.
 #ifndef DPEM_MODELS_GMM_GMM_SETTLED_ROWS_H_
