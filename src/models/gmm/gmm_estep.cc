@@ -11,9 +11,11 @@
 // BLAS-3 shape, half of whitening with Cholesky factors and a rank update per
 // component (what scikit-learn does), since symmetry is used twice.
 //
-// The full-covariance pass first lets SettledRows (gmm_settled_rows.h)
-// take the records that one component claims in double precision, at about
-// 2 d^2 flops each, and runs the dense product on the others.
+// The plain fits' full-covariance pass (ComputePlainFitStatistics) first
+// lets SettledRows (gmm_settled_rows.h) take the records that one component
+// claims in double precision, at about 2 d^2 flops each, and runs the dense
+// product on the others; the pass for releases does the dense work for
+// every record (why: gmm_settled_rows.h).
 //
 // Diagonal and spherical covariances accumulate the products of the
 // responsibilities with the records and their squares.
@@ -228,7 +230,7 @@ StatusOr<GmmStatistics> ComputeStatisticsPass(const GmmParameters& params, const
 
 StatusOr<GmmStatistics> ComputeStatistics(const GmmParameters& params, const RowSource& x,
                                           const Engine& engine) {
-  return ComputeStatisticsPass(params, x, engine, /*exact=*/true, /*use_settled=*/true);
+  return ComputeStatisticsPass(params, x, engine, /*exact=*/true, /*use_settled=*/false);
 }
 
 StatusOr<GmmStatistics> ComputeStatistics(const GmmParameters& params,
@@ -242,9 +244,9 @@ StatusOr<GmmStatistics> ComputeStatistics(const GmmParameters& params,
 
 namespace internal {
 
-StatusOr<GmmStatistics> ComputeDenseStatistics(const GmmParameters& params, const RowSource& x,
-                                               const Engine& engine) {
-  return ComputeStatisticsPass(params, x, engine, /*exact=*/true, /*use_settled=*/false);
+StatusOr<GmmStatistics> ComputePlainFitStatistics(const GmmParameters& params,
+                                                  const RowSource& x, const Engine& engine) {
+  return ComputeStatisticsPass(params, x, engine, /*exact=*/true, /*use_settled=*/true);
 }
 
 }  // namespace internal

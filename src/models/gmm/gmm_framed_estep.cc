@@ -41,7 +41,6 @@
 #include <Eigen/Core>
 
 #include <cmath>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,7 +51,6 @@
 #include "models/gmm/gmm_framed_kernels.h"
 #include "models/gmm/gmm_frames.h"
 #include "models/gmm/gmm_kernels.h"
-#include "models/gmm/gmm_settled_rows.h"
 
 namespace dpem::internal {
 namespace {
@@ -149,7 +147,6 @@ struct FramedWorker {
   Eigen::MatrixXd weighted;  // B x d: sqrt(g) u (no compiled kernel).
   Eigen::VectorXd sums;      // d: one component's sums (compiled kernel).
   Eigen::VectorXd scales;    // B: one component's clip scales c_i.
-  SettledScratch settled;    // The settled-record shortcut's buffers.
 };
 
 // The compiled kernels of dimension D (gmm_framed_kernels.h), by d.
@@ -300,89 +297,11 @@ void FramedSubBlock(const RowBlock& block, const FramedMaps& m, const SmallKerne
   }
 }
 
-// Candidate k's records of `block` (w.settled.members[k], SettledRows):
-// each one's y_k computed as the dense pass computes it (M_k x - M_k m_k);
-// the settled ones (SettledRows::Settles on the distance scale times
-// ||y_k||^2 / 2) are clipped as the dense pass clips and added to
-// component k with responsibility 1 (what the dense pass gives them: every
-// other responsibility is flushed to 0), the others appended to
-// w.settled.others. Returns the number settled.
-Eigen::Index ClaimFramed(const RowBlock& block, Eigen::Index k, const FramedMaps& m,
-                         const SettledRows& settled, FramedWorker& w) {
-  SettledScratch& s = w.settled;
-  const std::vector<Eigen::Index>& rows = s.members[static_cast<size_t>(k)];
-  const Eigen::Index n = static_cast<Eigen::Index>(rows.size());
-  const Eigen::Index d = block.cols();
-  if (n == 0) return 0;
-  w.x.resize(n, d);
-  for (Eigen::Index j = 0; j < n; ++j) w.x.row(j) = block.row(rows[j]);
-  w.y.noalias() = w.x * m.map[static_cast<size_t>(k)].transpose();
-  w.y.rowwise() -= m.offsets.segment(k * d, d);
-  w.scales = w.y.rowwise().squaredNorm();  // The norms, then the clip scales.
-  Eigen::Index c = 0;
-  double sum_log = 0.0;
-  for (Eigen::Index j = 0; j < n; ++j) {
-    const double half_distance = 0.5 * m.distance_scale(k) * w.scales(j);
-    if (!settled.Settles(k, half_distance, s.runner_up(rows[j]))) {
-      s.others.push_back(rows[j]);
-      continue;
-    }
-    w.x.row(c) = w.x.row(j);
-    w.y.row(c) = w.y.row(j);
-    w.scales(c++) = w.scales(j);
-    sum_log += settled.LogJoint(k, half_distance);
-  }
-  if (c == 0) return 0;
-  GmmStatistics& stats = w.stats;
-  stats.log_likelihood += sum_log;
-  stats.counts(k) += static_cast<double>(c);
-  auto u = m.local[static_cast<size_t>(k)] ? w.y.topRows(c) : w.x.topRows(c);
-  if (m.local[static_cast<size_t>(k)]) {
-    w.norms = w.scales.head(c);
-    ClipScales(u, w.norms.col(0), w.scales.head(c));
-    u.array().colwise() *= w.scales.head(c).array();
-  }
-  stats.sums.row(k) += u.colwise().sum();
-  stats.second_full[static_cast<size_t>(k)].selfadjointView<Eigen::Lower>().rankUpdate(
-      u.transpose());
-  return c;
-}
-
-// One block of the pass: with `settled` (may be null), its settled records
-// first (ClaimFramed); then the dense work, in sub-blocks of
-// ChooseBlockRows(row_doubles) rows, on the others (gathered) or on the
-// whole block if none was settled; then the fold.
-void FramedBlock(const RowBlock& block, const FramedMaps& m, const SmallKernels& kernels,
-                 const SettledRows* settled, Eigen::Index row_doubles, FramedWorker& w) {
-  const auto dense = [&](const RowBlock& rows) {
-    (void)ForEachSubBlock(rows, row_doubles, [&](const RowBlock& sub) {
-      FramedSubBlock(sub, m, kernels, w);
-      return OkStatus();
-    });
-  };
-  Eigen::Index claimed = 0;
-  if (settled != nullptr) {
-    settled->Candidates(block, w.settled);
-    for (Eigen::Index k = 0; k < m.distance_scale.size(); ++k) {
-      claimed += ClaimFramed(block, k, m, *settled, w);
-    }
-  }
-  if (claimed > 0) {
-    SettledRows::GatherOthers(block, w.settled);
-    const DataMatrix& others = w.settled.unsettled;
-    dense(RowBlock(others.data(), others.rows(), others.cols()));
-  } else {
-    dense(block);
-  }
-  w.exact.FoldAndZero(w.arrays);
-}
-
 }  // namespace
 
 StatusOr<GmmStatistics> ComputeFramedStatistics(const GmmParameters& params,
                                                 const std::vector<ComponentFrame>& frames,
-                                                const RowSource& unit, const Engine& engine,
-                                                bool settled_shortcut) {
+                                                const RowSource& unit, const Engine& engine) {
   DPEM_RETURN_IF_ERROR(ValidateParameters(params));
   const Eigen::Index k_count = params.components();
   const Eigen::Index d = params.dimension();
@@ -399,18 +318,12 @@ StatusOr<GmmStatistics> ComputeFramedStatistics(const GmmParameters& params,
     w.exact = ExactSum(TotalSize(w.arrays));
   };
   const Eigen::Index row_doubles = k_count * d + 2 * d + 2 * k_count + 1;
-  const std::optional<SettledRows> settled =
-      settled_shortcut ? WorthwhileShortcut(params) : std::nullopt;
-  const SettledRows* shortcut = settled ? &*settled : nullptr;
   DPEM_ASSIGN_OR_RETURN(
       std::vector<FramedWorker> workers,
-      engine.Reduce<FramedWorker>(
+      engine.ReduceInSubBlocks<FramedWorker>(
           unit, row_doubles, init,
-          [&](FramedWorker& w, const RowBlock& block, Eigen::Index) {
-            FramedBlock(block, maps, kernels, shortcut, row_doubles, w);
-            return OkStatus();
-          },
-          SubBlocksPerBlock(row_doubles, shortcut != nullptr)));
+          [&](FramedWorker& w, const RowBlock& sub) { FramedSubBlock(sub, maps, kernels, w); },
+          [](FramedWorker& w) { w.exact.FoldAndZero(w.arrays); }));
   GmmStatistics total = std::move(workers[0].stats);
   DPEM_RETURN_IF_ERROR(WriteExactSumOverRanks(
       unit.collective(), MergeExactSums(workers, &FramedWorker::exact), FramedArrays(total)));

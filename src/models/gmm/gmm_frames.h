@@ -70,14 +70,10 @@ double DefaultFrameRadius(Eigen::Index dimension);
 // and second moments sum_i g_ik T(u_k(x_i)) (T as in joint_release.h),
 // accumulated from each record's u_k computed explicitly (never derived from
 // global sums, whose rounding the frame map would amplify). The
-// responsibilities g come from `params`. With `settled_shortcut` (full
-// covariances), the records that one component claims in double precision
-// take the shortcut of gmm_settled_rows.h: the same terms, computed for that
-// component alone. InvalidArgument on a shape mismatch.
+// responsibilities g come from `params`. InvalidArgument on a shape mismatch.
 StatusOr<GmmStatistics> ComputeFramedStatistics(const GmmParameters& params,
                                                 const std::vector<ComponentFrame>& frames,
-                                                const RowSource& unit, const Engine& engine,
-                                                bool settled_shortcut = true);
+                                                const RowSource& unit, const Engine& engine);
 
 // Statistics of the clipped records x~ = m + S u in global (unit-ball)
 // coordinates from framed (e.g. released) statistics: sums N m + S A,

@@ -38,12 +38,13 @@ Status CheckDataColumns(const GmmParameters& params, Eigen::Index columns);
 // point of the simplex, and its log p(x_i) is NaN (gmm_density.cc).
 Eigen::VectorXd NormalizeLogJoint(Eigen::MatrixXd& log_joint);
 
-// ComputeStatistics (dpem/models/gmm/gmm.h) by the dense product for every
-// record, without the settled-record shortcut (gmm_settled_rows.h): the
-// same statistics up to rounding. The reference of its tests and
-// benchmarks.
-StatusOr<GmmStatistics> ComputeDenseStatistics(const GmmParameters& params, const RowSource& x,
-                                               const Engine& engine);
+// ComputeStatistics (dpem/models/gmm/gmm.h) for a plain (non-private) fit:
+// the records that one component claims in double precision take the
+// settled-record shortcut (gmm_settled_rows.h). The same statistics up to
+// rounding, but a record's rounding can depend on the other records of its
+// block, so never for a release: private fits use ComputeStatistics.
+StatusOr<GmmStatistics> ComputePlainFitStatistics(const GmmParameters& params,
+                                                  const RowSource& x, const Engine& engine);
 
 // The first step of a pass's work on a block: each record's responsibilities
 // into `w.gamma` (buffer: `w.scratch`), and the block's log-likelihood added

@@ -50,17 +50,21 @@
 // so the pass's statistics (each record's term, summed exactly) do not
 // depend on the thread count.
 //
-// Private fits. The framed pass (gmm_framed_estep.cc) uses the same
-// candidates and test on its own frame coordinates, and the private pass
-// with --component-frames off is this plain pass. A settled record's terms
-// are those the dense pass computes for it (responsibility 1 for b, exactly
-// 0 elsewhere, its clipped coordinates), so each record's contribution and
-// the sensitivity argument are unchanged (the one block that differs
-// between neighbours is rounded within kComputedSumMargin, whatever the
-// order of its terms), and whether a record is settled depends on that
-// record and the public parameters. The pass's
-// running time does depend on how many records are settled: timing is
-// outside dpem's threat model (docs/privacy.md section 7), which lists it.
+// Plain fits only. Each settled record's terms are those the dense pass
+// would compute for it, up to rounding, but the pass gathers a block's other
+// records into a matrix whose row count and order depend on which records
+// are settled, and a product rounds a row differently with its row count
+// and place. So a record's computed terms depend, in their last bits, on
+// the other records of its block, and where covariances are tiny the
+// responsibilities of a record near a tie between two components are
+// decided by those bits. An adversarial review (2026-11-25) moved released
+// statistics of neighbouring data sets by up to 1.27 times the sensitivity
+// that way, at covariance eigenvalues of 1e-16 to 1e-20 (below the private
+// fits' floor, where it measured 0.78 of the margin kComputedSumMargin).
+// The passes of private fits (ComputeStatistics on a RowSource, the framed
+// pass) therefore do the dense work for every record, in sub-blocks fixed
+// by public values, so that each record's computation depends on that
+// record alone (gmm_settled_private_test.cc).
 #ifndef DPEM_MODELS_GMM_GMM_SETTLED_ROWS_H_
 #define DPEM_MODELS_GMM_GMM_SETTLED_ROWS_H_
 
@@ -141,12 +145,14 @@ class SettledRows {
   // l_b(x) to `*log_likelihood`, and gathers the other records into
   // scratch.unsettled for the dense pass (unless none is settled: the
   // dense pass then takes the block as it is). Returns the number of
-  // settled records. The plain pass's use of the steps below.
+  // settled records.
   Eigen::Index Claim(const RowBlock& block, Eigen::MatrixXd& feature_sums,
                      double* log_likelihood, SettledScratch& scratch) const;
 
-  // The steps, for a pass that computes l_b(x) its own way (the framed
-  // pass, gmm_framed_estep.cc):
+ private:
+  SettledRows() = default;
+
+  // Claim's steps:
   //
   // 1. Each row's upper bounds u_k into scratch.bounds and the
   //    second-largest into scratch.runner_up; the row into scratch.members
@@ -170,9 +176,6 @@ class SettledRows {
   // 3. The rows of scratch.others, gathered from `block` into
   //    scratch.unsettled.
   static void GatherOthers(const RowBlock& block, SettledScratch& scratch);
-
- private:
-  SettledRows() = default;
 
   // The total weight of the components j that worthwhile() counts, by the
   // bounds u_k; with `eigenvalues` (each covariance's, ascending), by the
@@ -213,10 +216,10 @@ class SettledRows {
 // cannot be built (the dense pass then reports any error of its own).
 std::optional<SettledRows> WorthwhileShortcut(const GmmParameters& params);
 
-// Sub-blocks per engine block of an exactly summed pass (the plain and the
-// framed E-steps): kFoldSubBlocks, or with the shortcut, whose records cost
-// less so that the fold is a larger share, 4 kFoldSubBlocks as long as a
-// block keeps at most kMaxBlockRowsOption rows (kComputedSumMargin's bound).
+// Sub-blocks per engine block of the plain pass: kFoldSubBlocks, or with
+// the shortcut, whose records cost less so that the fold is a larger share,
+// 4 kFoldSubBlocks as long as a block keeps at most kMaxBlockRowsOption rows
+// (the engine's bound on a block).
 Eigen::Index SubBlocksPerBlock(Eigen::Index row_doubles, bool shortcut);
 
 }  // namespace dpem::internal

@@ -17,7 +17,6 @@
 #include "dpem/engine/engine.h"
 #include "dpem/random/generator.h"
 #include "dpem/random/samplers.h"
-#include "models/gmm/gmm_frames.h"
 #include "models/gmm/gmm_kernels.h"
 #include "testing/gmm_reference.h"
 
@@ -233,13 +232,14 @@ TEST(SettledRowsTest, WorthwhileOnlyWhereComponentsLieApart) {
             StatusCode::kInvalidArgument);
 }
 
-// The statistics of the pass with the shortcut (ComputeStatistics) and
-// without it (ComputeDenseStatistics) on `x`, with `threads` workers.
+// The statistics of the plain fits' pass with the shortcut
+// (ComputePlainFitStatistics) and of the dense pass (ComputeStatistics) on
+// `x` agree to rounding, and the former's do not depend on the thread count.
 void ExpectPassesAgree(const GmmParameters& p, const DataMatrix& x) {
   const MatrixRowSource source = *MatrixRowSource::Borrow(x);
   const Engine two = *Engine::Create({2, 0});
-  const GmmStatistics fast = *ComputeStatistics(p, source, two);
-  const GmmStatistics dense = *internal::ComputeDenseStatistics(p, source, two);
+  const GmmStatistics fast = *internal::ComputePlainFitStatistics(p, source, two);
+  const GmmStatistics dense = *ComputeStatistics(p, source, two);
   EXPECT_LT(RelativeDiff(fast.counts, dense.counts), 1e-12);
   EXPECT_LT(RelativeDiff(fast.sums, dense.sums), 1e-12);
   for (size_t k = 0; k < dense.second_full.size(); ++k) {
@@ -248,7 +248,8 @@ void ExpectPassesAgree(const GmmParameters& p, const DataMatrix& x) {
   EXPECT_NEAR(fast.log_likelihood, dense.log_likelihood, 1e-10 * std::fabs(dense.log_likelihood));
   // The exact sums do not depend on the thread count.
   for (int threads : {1, 3}) {
-    const GmmStatistics other = *ComputeStatistics(p, source, *Engine::Create({threads, 0}));
+    const GmmStatistics other =
+        *internal::ComputePlainFitStatistics(p, source, *Engine::Create({threads, 0}));
     EXPECT_EQ(other.counts, fast.counts);
     EXPECT_EQ(other.sums, fast.sums);
     for (size_t k = 0; k < fast.second_full.size(); ++k) {
@@ -268,46 +269,6 @@ TEST(SettledRowsTest, PassWithTheShortcutGivesTheDenseStatistics) {
   ASSERT_LE(x.rowwise().norm().maxCoeff(), 1.0);
   ASSERT_TRUE(SettledRows::Create(p)->worthwhile());
   ExpectPassesAgree(p, x);
-}
-
-TEST(SettledRowsTest, FramedPassWithTheShortcutGivesTheDenseStatistics) {
-  // The private pass in component frames: local frames of several radii
-  // (small ones clip most records), global frames, and a mix.
-  GmmParameters p = Separated(6, 30, 60.0, 2);
-  const double scale = 1.0 / (40.0 * 60.0 * std::sqrt(30.0));
-  const DataMatrix x = WithLine(p, 20000, 3001) * scale;
-  p.means *= scale;
-  for (Eigen::MatrixXd& c : p.covariances) c *= scale * scale;
-  ASSERT_TRUE(SettledRows::Create(p)->worthwhile());
-  const MatrixRowSource source = *MatrixRowSource::Borrow(x);
-  const double inf = std::numeric_limits<double>::infinity();
-  Eigen::VectorXd mixed(6);
-  mixed << 0.5, inf, 7.0, inf, 2.0, 40.0;
-  const std::vector<Eigen::VectorXd> cases = {
-      Eigen::VectorXd::Constant(6, internal::DefaultFrameRadius(30)),
-      Eigen::VectorXd::Constant(6, 0.3), Eigen::VectorXd::Constant(6, inf), mixed};
-  for (const Eigen::VectorXd& radii : cases) {
-    SCOPED_TRACE(radii.transpose());
-    const std::vector<internal::ComponentFrame> frames = *internal::ChooseFrames(p, radii);
-    const Engine two = *Engine::Create({2, 0});
-    const GmmStatistics fast = *internal::ComputeFramedStatistics(p, frames, source, two);
-    const GmmStatistics dense =
-        *internal::ComputeFramedStatistics(p, frames, source, two, /*settled_shortcut=*/false);
-    EXPECT_LT(RelativeDiff(fast.counts, dense.counts), 1e-12);
-    EXPECT_LT(RelativeDiff(fast.sums, dense.sums), 1e-10);
-    for (size_t k = 0; k < dense.second_full.size(); ++k) {
-      EXPECT_LT(RelativeDiff(fast.second_full[k], dense.second_full[k]), 1e-10) << k;
-    }
-    EXPECT_NEAR(fast.log_likelihood, dense.log_likelihood,
-                1e-10 * std::fabs(dense.log_likelihood));
-    const GmmStatistics one =
-        *internal::ComputeFramedStatistics(p, frames, source, *Engine::Create({1, 0}));
-    EXPECT_EQ(one.counts, fast.counts);
-    EXPECT_EQ(one.sums, fast.sums);
-    for (size_t k = 0; k < fast.second_full.size(); ++k) {
-      EXPECT_EQ(one.second_full[k], fast.second_full[k]);
-    }
-  }
 }
 
 TEST(SettledRowsTest, ZeroWeightAndSingleComponents) {

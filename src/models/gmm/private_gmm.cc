@@ -15,6 +15,7 @@
 #include "models/gmm/gmm_adaptive.h"
 #include "models/gmm/gmm_frames.h"
 #include "models/gmm/gmm_init.h"
+#include "models/gmm/gmm_kernels.h"
 #include "models/gmm/gmm_post_process.h"
 #include "models/gmm/gmm_release_plan.h"
 #include "models/gmm/gmm_releases.h"
@@ -88,12 +89,15 @@ StatusOr<std::vector<internal::ComponentFrame>> FramesFor(const GmmFitOptions& o
 }
 
 // The statistics of one E-step at `params` on `unit`: in the component
-// frames `frames` (models/gmm/gmm_frames.h), or the plain pass if empty.
+// frames `frames` (models/gmm/gmm_frames.h), else the plain pass; a plain
+// fit's (`plain`) takes the settled-record shortcut, which a release must
+// not (models/gmm/gmm_settled_rows.h).
 StatusOr<GmmStatistics> EStep(const RowSource& unit, const Engine& engine,
                               const GmmParameters& params,
-                              const std::vector<internal::ComponentFrame>& frames) {
-  if (frames.empty()) return ComputeStatistics(params, unit, engine);
-  return internal::ComputeFramedStatistics(params, frames, unit, engine);
+                              const std::vector<internal::ComponentFrame>& frames, bool plain) {
+  if (!frames.empty()) return internal::ComputeFramedStatistics(params, frames, unit, engine);
+  if (plain) return internal::ComputePlainFitStatistics(params, unit, engine);
+  return ComputeStatistics(params, unit, engine);
 }
 
 // The M-step of iteration `it` from its statistics `s` (released by `plan`
@@ -122,7 +126,8 @@ Status Iterate(const RowSource& unit, const Engine& engine, const GmmFitOptions&
   const double n = static_cast<double>(unit.rows());
   DPEM_ASSIGN_OR_RETURN(std::vector<internal::ComponentFrame> frames,
                         FramesFor(o, state.params, frame_plan ? frame_plan : plan, n));
-  DPEM_ASSIGN_OR_RETURN(GmmStatistics s, EStep(unit, engine, state.params, frames));
+  DPEM_ASSIGN_OR_RETURN(GmmStatistics s,
+                        EStep(unit, engine, state.params, frames, plan == nullptr));
   if (head != nullptr) *head = {state.params, frames, s, {}};
   GmmIterationReport report{it, o.iterations, std::numeric_limits<double>::quiet_NaN(),
                             o.covariance};
