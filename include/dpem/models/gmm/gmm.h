@@ -158,7 +158,10 @@ Status ValidateData(const GmmParameters& params, const DataMatrix& x);
 // second moments are exact sums of per-block partials (engine/exact_sum.h,
 // docs/privacy.md section 8), the same for any thread count; they are meant
 // for records of the unit ball, the fits' scale: entries are rounded to
-// 2^-52 and a block's partial is clamped at 2^52. The log-likelihood is
+// 2^-52 and a block's partial is clamped at 2^52. Each record is computed
+// in a sub-block fixed by N and the options alone, so its terms depend on
+// that record and public values only (what a release's sensitivity
+// argument needs, docs/privacy.md sections 7 and 8). The log-likelihood is
 // summed in thread order. InvalidArgument for invalid parameters or a
 // dimension mismatch. N = 0 gives zero statistics.
 StatusOr<GmmStatistics> ComputeStatistics(const GmmParameters& params,
@@ -167,7 +170,9 @@ StatusOr<GmmStatistics> ComputeStatistics(const GmmParameters& params,
 // The same on a matrix in memory at any scale, with the default Engine (all
 // hardware threads) and plain floating-point sums merged in thread order (so
 // the result depends on the thread count through rounding); also
-// InvalidArgument for a non-finite entry of x.
+// InvalidArgument for a non-finite entry of x. Full covariances take the
+// plain fits' settled-record shortcut (src/models/gmm/gmm_settled_rows.h),
+// so a record's rounding can depend on the others: not for releases.
 StatusOr<GmmStatistics> ComputeStatistics(const GmmParameters& params,
                                           const DataMatrix& x);
 
