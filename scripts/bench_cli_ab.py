@@ -3,7 +3,7 @@
 change's speed-up per iteration (docs/performance.md).
 
     /usr/bin/python3 scripts/bench_cli_ab.py --before /tmp/dpem_old --after build/dpem \\
-        [--iterations 20] [--repetitions 5]
+        [--iterations 20] [--repetitions 5] [--gradient-em] [--high-d]
 
 Build the "before" binary from the parent commit (for instance
 `git worktree add /tmp/before HEAD~1`, then configure and build its target
@@ -11,7 +11,9 @@ Build the "before" binary from the parent commit (for instance
 difference by I (which cancels start-up, loading and the start); the two
 builds alternate within each repetition, and the median over repetitions is
 printed with after / before. The data: bench_vs_sklearn.py's (1e6, 10, 10)
-clusters, written once to $DPEM_BENCH_DIR (default: a temporary directory).
+clusters, written once to $DPEM_BENCH_DIR (default: a temporary directory);
+with --high-d also its (1e5, 100, 10) clusters and its elongated
+(1e5, 50, 8) ones.
 Seeded fits (timing only: a seeded private fit is not private). Run it
 with nothing else loading the machine.
 """
@@ -42,9 +44,19 @@ GRADIENT_EM_CASES = {
 }
 
 
-def per_iteration(binary, args, path, out, iterations, threads):
+# Gaussian mixtures in more dimensions (--high-d): (name, N, d, K, shape, fits).
+HIGH_D_CASES = [
+    ("1e5x100", 100_000, 100, 10, "round",
+     {"GMM plain, full": CASES["GMM plain, full"],
+      "GMM private default, full": CASES["GMM private default, full"]}),
+    ("1e5x50_elongated", 100_000, 50, 8, "elongated",
+     {"GMM plain, full": CASES["GMM plain, full"]}),
+]
+
+
+def per_iteration(binary, args, path, out, iterations, threads, k=10):
     def run(j):
-        extra = ["--components", "10", "--quiet"] if args[0] != "gradient-em" else []
+        extra = ["--components", str(k), "--quiet"] if args[0] != "gradient-em" else []
         start = time.perf_counter()
         subprocess.run([binary, "fit"] + args + extra + ["--input", path, "--output", out,
                        "--iterations", str(j), "--seed", "1", "--threads", str(threads)],
@@ -62,14 +74,21 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--gradient-em", action="store_true",
                    help="also the gradient EM methods (robust mean and clipped)")
+    p.add_argument("--high-d", action="store_true",
+                   help="also Gaussian mixtures at (1e5, 100, 10) and elongated (1e5, 50, 8)")
     a = p.parse_args()
     tmp = os.environ.get("DPEM_BENCH_DIR") or tempfile.mkdtemp()
     path = os.path.join(tmp, "ab_1e6x10.npy")
     if not os.path.exists(path):
         make_data(path, 1_000_000, 10, 10)
-    private = ["--epsilon", "1", "--delta", "1e-6", "--data-norm", data_norm(path)]
     out = os.path.join(tmp, "ab_model.json")
-    cases = {name: (case, path) for name, case in CASES.items()}
+    cases = {name: (case, path, 10) for name, case in CASES.items()}
+    if a.high_d:
+        for label, n, d, k, shape, fits in HIGH_D_CASES:
+            hpath = os.path.join(tmp, f"ab_{label}.npy")
+            if not os.path.exists(hpath):
+                make_data(hpath, n, d, k, shape=shape)
+            cases.update({f"{name} ({label})": (case, hpath, k) for name, case in fits.items()})
     if a.gradient_em:
         gpath = os.path.join(tmp, "ab_gradient_em_1e6x10.npy")
         if not os.path.exists(gpath):
@@ -77,8 +96,9 @@ def main():
                             "--snr", "3", "--seed", "3", "--output", gpath, "--truth",
                             os.path.join(tmp, "ab_gradient_em_truth.json")],
                            check=True, stdout=subprocess.DEVNULL)
-        cases.update({name: (case, gpath) for name, case in GRADIENT_EM_CASES.items()})
-    for name, (case, data) in cases.items():
+        cases.update({name: (case, gpath, 10) for name, case in GRADIENT_EM_CASES.items()})
+    for name, (case, data, k) in cases.items():
+        private = ["--epsilon", "1", "--delta", "1e-6", "--data-norm", data_norm(data)]
         args = []
         for word in case:
             args += private if word == "{private}" else [word]
@@ -87,9 +107,9 @@ def main():
             for label in times:
                 binary = a.before if label == "before" else a.after
                 times[label].append(per_iteration(binary, args, data, out, a.iterations,
-                                                  a.threads))
+                                                  a.threads, k))
         med = {label: statistics.median(v) * 1e3 for label, v in times.items()}
-        print(f"{name:32s} before {med['before']:7.2f} ms/it  after {med['after']:7.2f} ms/it  "
+        print(f"{name:44s} before {med['before']:7.2f} ms/it  after {med['after']:7.2f} ms/it  "
               f"after / before {med['after'] / med['before']:.2f}", flush=True)
 
 

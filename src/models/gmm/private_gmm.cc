@@ -126,8 +126,8 @@ Status Iterate(const RowSource& unit, const Engine& engine, const GmmFitOptions&
   const double n = static_cast<double>(unit.rows());
   DPEM_ASSIGN_OR_RETURN(std::vector<internal::ComponentFrame> frames,
                         FramesFor(o, state.params, frame_plan ? frame_plan : plan, n));
-  DPEM_ASSIGN_OR_RETURN(GmmStatistics s,
-                        EStep(unit, engine, state.params, frames, plan == nullptr));
+  const bool plain = !o.IsPrivate() && plan == nullptr;
+  DPEM_ASSIGN_OR_RETURN(GmmStatistics s, EStep(unit, engine, state.params, frames, plain));
   if (head != nullptr) *head = {state.params, frames, s, {}};
   GmmIterationReport report{it, o.iterations, std::numeric_limits<double>::quiet_NaN(),
                             o.covariance};
