@@ -1,13 +1,14 @@
 // Test support for the component-frame tests (gmm_frames_test,
 // gmm_framed_estep_test): a 2-D mixture with two small components (local
 // frames at rho = 3) and a broad one, records near it, far away and on the
-// unit sphere, and its framed statistics computed record by record,
-// independently of the library. Not part of the library. The tests live in
+// unit sphere, its framed statistics computed record by record,
+// independently of the library, and the block-normalised release vector. Not part of the library. The tests live in
 // this namespace (dpem::internal::frames_testing), so they use these names
 // as they are.
 #ifndef DPEM_TESTING_GMM_FRAMES_REFERENCE_H_
 #define DPEM_TESTING_GMM_FRAMES_REFERENCE_H_
 
+#include <cmath>
 #include <limits>
 #include <random>
 #include <vector>
@@ -15,6 +16,7 @@
 #include <Eigen/Cholesky>
 #include <gtest/gtest.h>
 
+#include "dpem/mechanisms/joint_release.h"
 #include "dpem/models/gmm/gmm.h"
 #include "models/gmm/gmm_frames.h"
 
@@ -138,6 +140,27 @@ inline DataMatrix DrawRecords(const GmmParameters& p, int n, unsigned seed) {
     x.row(i) = v.transpose();
   }
   return x;
+}
+
+// The block-normalised release vector of framed statistics (joint_release.h).
+inline Eigen::VectorXd Normalised(const GmmStatistics& s, const JointNoiseScales& split) {
+  std::vector<double> v;
+  for (Eigen::Index k = 0; k < s.counts.size(); ++k) v.push_back(s.counts(k) / split.counts);
+  for (Eigen::Index i = 0; i < s.sums.size(); ++i) v.push_back(s.sums.reshaped()(i) / split.sums);
+  for (const Eigen::MatrixXd& m : s.second_full) {
+    for (Eigen::Index i = 0; i < m.rows(); ++i) {
+      for (Eigen::Index j = i; j < m.cols(); ++j) {
+        v.push_back(m(i, j) * (i == j ? 1.0 : std::sqrt(2.0)) / split.second);
+      }
+    }
+  }
+  for (Eigen::Index i = 0; i < s.second_diag.size(); ++i) {
+    v.push_back(s.second_diag.reshaped()(i) / split.second);
+  }
+  for (Eigen::Index i = 0; i < s.second_trace.size(); ++i) {
+    v.push_back(s.second_trace(i) / split.second);
+  }
+  return Eigen::Map<Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size()));
 }
 
 }  // namespace dpem::internal::frames_testing

@@ -39,10 +39,9 @@ namespace dpem {
 namespace {
 
 using internal::FeatureCount;
+using internal::kLogSmallestNormal;
 
 constexpr double kLog2Pi = 1.8378770664093454835606594728112;  // log(2 pi)
-// log(DBL_MIN): exp of anything smaller is subnormal or 0.
-constexpr double kLogSmallestNormal = -708.3964185322641;
 
 // The quadratic features of each row of `block` into `features` (B x F,
 // column-major): products x_i x_j (i <= j, column by column of the lower

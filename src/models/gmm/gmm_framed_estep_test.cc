@@ -148,27 +148,6 @@ TEST(FramedStatisticsTest, EveryFramedContributionLiesInTheUnitBall) {
   }
 }
 
-// The block-normalised release vector of framed statistics (joint_release.h).
-Eigen::VectorXd Normalised(const GmmStatistics& s, const JointNoiseScales& split) {
-  std::vector<double> v;
-  for (Eigen::Index k = 0; k < s.counts.size(); ++k) v.push_back(s.counts(k) / split.counts);
-  for (Eigen::Index i = 0; i < s.sums.size(); ++i) v.push_back(s.sums.reshaped()(i) / split.sums);
-  for (const Eigen::MatrixXd& m : s.second_full) {
-    for (Eigen::Index i = 0; i < m.rows(); ++i) {
-      for (Eigen::Index j = i; j < m.cols(); ++j) {
-        v.push_back(m(i, j) * (i == j ? 1.0 : std::sqrt(2.0)) / split.second);
-      }
-    }
-  }
-  for (Eigen::Index i = 0; i < s.second_diag.size(); ++i) {
-    v.push_back(s.second_diag.reshaped()(i) / split.second);
-  }
-  for (Eigen::Index i = 0; i < s.second_trace.size(); ++i) {
-    v.push_back(s.second_trace(i) / split.second);
-  }
-  return Eigen::Map<Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size()));
-}
-
 // The largest distance between the released (normalised) framed statistics
 // of `base` with row `row` replaced by each of `candidates` in turn: the
 // brute-force neighbour sensitivity.

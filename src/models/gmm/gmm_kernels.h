@@ -16,6 +16,10 @@
 
 namespace dpem::internal {
 
+// log(DBL_MIN): exp of anything smaller is subnormal or 0, and
+// NormalizeLogJoint flushes such a responsibility to exactly 0.
+inline constexpr double kLogSmallestNormal = -708.3964185322641;
+
 // F = d(d+1)/2 + d + 1, the number of quadratic features of R^d.
 inline Eigen::Index FeatureCount(Eigen::Index d) { return d * (d + 1) / 2 + d + 1; }
 

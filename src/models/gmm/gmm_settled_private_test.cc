@@ -32,9 +32,12 @@
 #include "models/gmm/gmm_frames.h"
 #include "models/gmm/gmm_kernels.h"
 #include "models/gmm/gmm_settled_rows.h"
+#include "testing/gmm_frames_reference.h"
 
 namespace dpem::internal {
 namespace {
+
+using frames_testing::Normalised;
 
 Engine MakeEngine(int threads, Eigen::Index block_rows) {
   EngineOptions o;
@@ -84,22 +87,6 @@ std::vector<Eigen::VectorXd> NearTie(const GmmParameters& p, int count, double s
   }
   return out;
 }
-
-// The block-normalised release vector (as in gmm_framed_estep_test.cc).
-Eigen::VectorXd Normalised(const GmmStatistics& s, const JointNoiseScales& split) {
-  std::vector<double> v;
-  for (Eigen::Index k = 0; k < s.counts.size(); ++k) v.push_back(s.counts(k) / split.counts);
-  for (Eigen::Index i = 0; i < s.sums.size(); ++i) v.push_back(s.sums.reshaped()(i) / split.sums);
-  for (const Eigen::MatrixXd& m : s.second_full) {
-    for (Eigen::Index i = 0; i < m.rows(); ++i) {
-      for (Eigen::Index j = i; j < m.cols(); ++j) {
-        v.push_back(m(i, j) * (i == j ? 1.0 : std::sqrt(2.0)) / split.second);
-      }
-    }
-  }
-  return Eigen::Map<Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size()));
-}
-
 
 // Brute force over neighbours D = [x, T x m] and D' = [x', T x m] (one block
 // of m + 1 rows, one thread) through the pass of a private fit (framed, or

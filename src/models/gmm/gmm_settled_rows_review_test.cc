@@ -24,10 +24,7 @@ namespace {
 
 using internal::FeatureCount;
 using internal::SettledRows;
-using internal::SettledScratch;
 
-// log(DBL_MIN): a responsibility below exp of this is flushed to 0.
-constexpr double kLogSmallestNormal = -708.3964185322641;
 
 // log pi_k + log N(x | mu_k, Sigma_k) in long double (Cholesky in long
 // double): the reference for claims and bounds at extreme scales, where the
@@ -56,7 +53,7 @@ Eigen::Index ExpectClaimsHoldInLongDouble(const GmmParameters& p, const DataMatr
   const Eigen::Index d = p.dimension(), k_count = p.components();
   Eigen::MatrixXd sums = Eigen::MatrixXd::Zero(FeatureCount(d), k_count);
   double log_likelihood = 0.0;
-  SettledScratch scratch;
+  internal::SettledScratch scratch;
   const Eigen::Index claimed =
       SettledRows::Create(p)->Claim(RowBlock(x.data(), x.rows(), d), sums, &log_likelihood,
                                     scratch);
@@ -77,7 +74,7 @@ Eigen::Index ExpectClaimsHoldInLongDouble(const GmmParameters& p, const DataMatr
     for (Eigen::Index k = 0; k < k_count; ++k) {
       if (k != b) {
         EXPECT_LT(static_cast<double>(l[static_cast<size_t>(k)] - l[static_cast<size_t>(b)]),
-                  kLogSmallestNormal)
+                  internal::kLogSmallestNormal)
             << "claimed row " << i << ": component " << k << " against " << b;
       }
     }

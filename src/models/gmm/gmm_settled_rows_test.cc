@@ -24,11 +24,10 @@ namespace dpem::gmm_testing {
 namespace {
 
 using internal::FeatureCount;
+using internal::kLogSmallestNormal;
 using internal::SettledRows;
 using internal::SettledScratch;
 
-// log(DBL_MIN): a responsibility below exp of this is flushed to 0.
-constexpr double kLogSmallestNormal = -708.3964185322641;
 
 // The covariances of Separated().
 enum class Shape { kCorrelated, kIsotropic, kElongated };
