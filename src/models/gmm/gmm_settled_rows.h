@@ -57,10 +57,12 @@
 // and place. So a record's computed terms depend, in their last bits, on
 // the other records of its block, and where covariances are tiny the
 // responsibilities of a record near a tie between two components are
-// decided by those bits. An adversarial review (2026-11-25) moved released
-// statistics of neighbouring data sets by up to 1.27 times the sensitivity
-// that way, at covariance eigenvalues of 1e-16 to 1e-20 (below the private
-// fits' floor, where it measured 0.78 of the margin kComputedSumMargin).
+// decided by those bits. An adversarial review (2026-11-25) of a version
+// that also ran in the private passes moved the released statistics of
+// neighbouring data sets by up to 1.27 times the sensitivity that way
+// (frames off; 3.5 times in the framed pass), at covariance eigenvalues of
+// 1e-16 to 1e-20 (below the private fits' floor, where it measured 0.78 of
+// the margin kComputedSumMargin).
 // The passes of private fits (ComputeStatistics on a RowSource, the framed
 // pass) therefore do the dense work for every record, in sub-blocks fixed
 // by public values, so that each record's computation depends on that
