@@ -19,8 +19,8 @@
 namespace dpem {
 namespace {
 
-constexpr double kSqrt2 = std::numbers::sqrt2;
-constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1 / sqrt(2 pi)
+constexpr double kSqrt2 = internal::kClosedFormSqrt2;
+constexpr double kInvSqrt2Pi = internal::kClosedFormInvSqrt2Pi;  // 1 / sqrt(2 pi)
 
 // Phi(-v), the standard normal upper tail at v, without cancellation.
 double UpperTail(double v) { return 0.5 * std::erfc(v / kSqrt2); }
@@ -100,8 +100,8 @@ double SmoothedTruncation(double a, double b) {
     return Clamp(SmoothedTruncationClosedForm(a, b));
   }
   // P(U > sqrt 2) - P(U < -sqrt 2) for U = a + b Z, each tail by erfc.
-  const double upper = UpperTail((kSqrt2 - a) / b);
-  const double lower = UpperTail((kSqrt2 + a) / b);
+  const double upper = UpperTail(internal::VMinus(a, b));
+  const double lower = UpperTail(internal::VPlus(a, b));
   const double tails = kCatoniGiuliniBound * (upper - lower);
   return Clamp(tails + MiddleByQuadrature(a, b));
 }

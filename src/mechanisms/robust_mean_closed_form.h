@@ -9,10 +9,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 
 namespace dpem::internal {
 
-inline constexpr double kClosedFormSqrt2 = 1.41421356237309504880;
+inline constexpr double kClosedFormSqrt2 = std::numbers::sqrt2;
 inline constexpr double kClosedFormInvSqrt2Pi = 0.39894228040143267794;  // 1 / sqrt(2 pi)
 
 // The arguments of erfc and exp below are kept where their results are
@@ -61,12 +62,16 @@ inline double CorrectionFrom(double a, double b, double v_minus, double v_plus,
   return t1 + t2 + t3 + t4 + t5;
 }
 
-// eq. (12) from the same pieces: a (1 - b^2/2) - a^3/6 + C-hat(a, b), the
-// expression of ClosedForm below.
+// The polynomial part of eq. (12): a (1 - b^2/2) - a^3/6.
+inline double ClosedFormPolynomial(double a, double b) {
+  return a * (1.0 - b * b / 2.0) - a * a * a / 6.0;
+}
+
+// eq. (12) from the same pieces: the polynomial part plus C-hat(a, b).
 inline double ClosedFormFrom(double a, double b, double v_minus, double v_plus,
                              double erfc_minus, double erfc_plus, double exp_minus,
                              double exp_plus) {
-  return a * (1.0 - b * b / 2.0) - a * a * a / 6.0 +
+  return ClosedFormPolynomial(a, b) +
          CorrectionFrom(a, b, v_minus, v_plus, erfc_minus, erfc_plus, exp_minus, exp_plus);
 }
 
@@ -82,7 +87,7 @@ inline double ClosedFormCorrection(double a, double b) {
 // eq. (12): a (1 - b^2/2) - a^3/6 + C-hat(a, b), unclamped. Same
 // requirement.
 inline double ClosedForm(double a, double b) {
-  return a * (1.0 - b * b / 2.0) - a * a * a / 6.0 + ClosedFormCorrection(a, b);
+  return ClosedFormPolynomial(a, b) + ClosedFormCorrection(a, b);
 }
 
 }  // namespace dpem::internal
